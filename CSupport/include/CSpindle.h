@@ -1,0 +1,210 @@
+// CSpindle: the C half of Spindle's engine.
+//
+// Three structures live here, each behind an opaque pointer so that Swift
+// never sees liburcu's types (its transparent-union arguments cannot be
+// called from Swift; every liburcu call is wrapped in a plain-pointer shim):
+//
+//   spindle_wfq_*     unbounded MPSC event queue on liburcu's wait-free
+//                     concurrent queue (wfcqueue), with pooled nodes that carry
+//                     the Swift payload inline (no allocation per event in
+//                     steady state).
+//   spindle_ring_*    bounded MPSC ring in C11 <stdatomic.h>: per-slot
+//                     sequence numbers, cache-line padded, power-of-two
+//                     capacity, batch claim / batch consume. It hands out
+//                     sequence numbers; the payloads live in a Swift array.
+//   spindle_parker_*  an event count on a futex: a thread spins briefly, then
+//                     sleeps until another thread notifies.
+//
+// Naming follows liburcu's ladder: a plain name is safe from any thread; a
+// `_consumer` name must only be called by the single consumer thread.
+#ifndef CSPINDLE_H
+#define CSPINDLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Unbounded wait-free MPSC queue (liburcu wfcqueue)
+
+/// An unbounded multi-producer / single-consumer queue of fixed-size payloads.
+///
+/// Each event travels in a pooled node whose payload area (`payload_size`
+/// bytes, aligned to `payload_align`) the producer fills in place. Nodes come
+/// from slabs that are only freed by `spindle_wfq_destroy`, and go back to a
+/// lock-free free list after the consumer is done with them.
+///
+/// Concurrency table (like wfcqueue.h's): which pairs may run at once.
+///
+///   | operation            | acquire | enqueue | splice/next | release |
+///   | acquire   (any)      |   yes   |   yes   |     yes     |   yes   |
+///   | enqueue   (any)      |   yes   |   yes   |     yes     |   yes   |
+///   | splice/next (1 cons.)|   yes   |   yes   |     no*     |   yes   |
+///   | release   (any)      |   yes   |   yes   |     yes     |   yes   |
+///   * consumer operations must be called from one thread at a time.
+typedef struct spindle_wfq spindle_wfq;
+
+/// Creates a queue. Returns NULL when memory is exhausted or when
+/// `payload_align` is not a power of two no greater than 64.
+/// `nodes_per_slab` is rounded up to a power of two (minimum 64).
+spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align,
+                                size_t nodes_per_slab);
+
+/// Frees every slab. The caller must have consumed or deinitialized every
+/// payload it initialized, and no other thread may touch the queue.
+void spindle_wfq_destroy(spindle_wfq *queue);
+
+/// Takes a free node from the pool (allocating a slab when the pool is empty)
+/// and returns its payload area, uninitialized. Any thread.
+/// Lock-free in steady state; takes a mutex only to allocate a new slab.
+/// Returns NULL only when memory is exhausted.
+/// Ownership: the caller owns the node until it passes it to
+/// `spindle_wfq_enqueue` or `spindle_wfq_release`.
+void *spindle_wfq_acquire(spindle_wfq *queue);
+
+/// Appends a node (by its payload pointer) to the queue. Any thread; wait-free.
+/// Ordering: everything the caller wrote to the payload happens-before the
+/// consumer's `spindle_wfq_next_consumer` returning it; the call is a full
+/// memory barrier (liburcu's xchg). Ownership passes to the queue.
+void spindle_wfq_enqueue(spindle_wfq *queue, void *payload);
+
+/// Moves every node enqueued so far into the consumer's private batch.
+/// Consumer only. Non-blocking: when a producer is caught mid-enqueue it backs
+/// off briefly (spin, then yield) instead of liburcu's fixed 10 ms sleep.
+/// Returns true if the batch is non-empty afterwards.
+bool spindle_wfq_splice_consumer(spindle_wfq *queue);
+
+/// Returns the next payload of the private batch, in enqueue order per
+/// producer, or NULL when the batch is exhausted. The payload returned by the
+/// previous call is released to the pool by this call, so the caller must be
+/// done with it (moved or deinitialized it) before calling again.
+/// Consumer only.
+void *spindle_wfq_next_consumer(spindle_wfq *queue);
+
+/// Returns a node that was acquired but never enqueued to the pool. Any thread.
+void spindle_wfq_release(spindle_wfq *queue, void *payload);
+
+/// True when nothing is enqueued and the private batch is exhausted. Any
+/// thread, but only the consumer gets a stable answer.
+bool spindle_wfq_is_empty(spindle_wfq *queue);
+
+/// Number of nodes ever allocated (pool size). Any thread; for tests and
+/// benchmarks (steady state means this stops growing).
+size_t spindle_wfq_allocated_nodes(spindle_wfq *queue);
+
+// MARK: - Bounded MPSC ring (C11 atomics)
+
+/// A bounded multi-producer / single-consumer ring of sequence numbers.
+///
+/// Producers claim consecutive sequence numbers, write the payload for
+/// `seq & (capacity - 1)` in their own storage, then publish. The consumer
+/// reads runs of published slots and releases them, in order.
+///
+/// Concurrency table:
+///
+///   | operation              | claim | publish | available | release |
+///   | claim     (any)        |  yes  |   yes   |    yes    |   yes   |
+///   | publish   (claimer)    |  yes  |   yes   |    yes    |   yes   |
+///   | available (consumer)   |  yes  |   yes   |    no*    |   no*   |
+///   | release   (consumer)   |  yes  |   yes   |    no*    |   no*   |
+///   * consumer operations must be called from one thread at a time.
+typedef struct spindle_ring spindle_ring;
+
+/// Creates a ring. `capacity` is rounded up to a power of two (min 2).
+/// Returns NULL when memory is exhausted or capacity exceeds 2^30.
+spindle_ring *spindle_ring_create(size_t capacity);
+
+/// Frees the ring. No other thread may touch it.
+void spindle_ring_destroy(spindle_ring *ring);
+
+/// The ring's capacity (a power of two). Any thread.
+size_t spindle_ring_capacity(const spindle_ring *ring);
+
+/// Claims up to `count` consecutive free slots; any thread, lock-free.
+/// Returns how many were claimed (0 when the ring is full) and stores the
+/// first claimed sequence number in `*first`. The caller must publish every
+/// claimed sequence number, or the consumer stalls at the first unpublished
+/// one.
+/// Ordering: acquire on the slot's sequence, so the consumer's reads of the
+/// slot's previous payload happen-before the caller's write.
+size_t spindle_ring_claim(spindle_ring *ring, size_t count, uint64_t *first);
+
+/// Publishes a claimed slot: the payload for `seq` is written. Release
+/// ordering: the payload write happens-before the consumer's read.
+/// Called by the thread that claimed `seq` (or one it handed the slot to).
+void spindle_ring_publish(spindle_ring *ring, uint64_t seq);
+
+/// Number of consecutive published slots starting at the consumer position,
+/// at most `max`; stores the position in `*first`. Acquire ordering.
+/// Consumer only.
+size_t spindle_ring_available_consumer(spindle_ring *ring, size_t max,
+                                       uint64_t *first);
+
+/// Releases the first `count` slots reported by `available`, making them free
+/// for producers (release ordering). Consumer only.
+void spindle_ring_release_consumer(spindle_ring *ring, size_t count);
+
+/// Number of claimed-but-not-released slots (approximate under concurrency).
+size_t spindle_ring_depth(const spindle_ring *ring);
+
+// MARK: - Parker (event count on a futex)
+
+/// An event count: threads wait for a condition that other threads make true
+/// and then notify. Any number of waiters and notifiers.
+///
+/// Protocol (waiter): `key = spindle_parker_prepare(p)`; re-check the
+/// condition; if it holds, `spindle_parker_cancel(p)`; otherwise
+/// `spindle_parker_wait(p, key, timeout)`.
+/// Protocol (notifier): make the condition true, then
+/// `spindle_parker_notify(p)`. No wake-up is lost: prepare and notify are
+/// sequentially consistent.
+typedef struct spindle_parker spindle_parker;
+
+/// Creates a parker (cache-line sized and aligned). NULL on exhaustion.
+spindle_parker *spindle_parker_create(void);
+
+/// Frees a parker. Nobody may be waiting on it.
+void spindle_parker_destroy(spindle_parker *parker);
+
+/// Registers the caller as a waiter and returns the key for `wait`.
+uint32_t spindle_parker_prepare(spindle_parker *parker);
+
+/// Withdraws a `prepare` whose condition turned out to hold.
+void spindle_parker_cancel(spindle_parker *parker);
+
+/// Sleeps until notified after `prepare` returned `key`, or until
+/// `timeout_ns` passes (0 = no timeout). May wake spuriously: callers loop.
+/// Unregisters the waiter before returning.
+void spindle_parker_wait(spindle_parker *parker, uint32_t key,
+                         uint64_t timeout_ns);
+
+/// Wakes every waiter if there is one. Any thread. Costs one load when nobody
+/// waits. Sequentially consistent: pair it after the write that makes the
+/// waiters' condition true.
+void spindle_parker_notify(spindle_parker *parker);
+
+/// Names the calling thread (truncated to 15 bytes on Linux).
+/// Why a shim: glibc declares pthread_setname_np only under _GNU_SOURCE,
+/// which Swift's Glibc module does not define.
+void spindle_thread_set_name(const char *name);
+
+/// One CPU relax hint (`pause` on x86), for spin loops in Swift.
+void spindle_cpu_relax(void);
+
+// MARK: - Thread Sanitizer support
+
+/// True when the C target was built with Thread Sanitizer.
+bool spindle_tsan_enabled(void);
+
+/// Test-only: a deliberately unsynchronized increment of a shared counter, so
+/// that the stress suite can prove TSan reports real races (the canary).
+void spindle_racy_increment(long *counter);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // CSPINDLE_H

@@ -1,0 +1,19 @@
+// Thread naming: see spindle_thread_set_name in CSpindle.h for why it is here.
+#define _GNU_SOURCE
+#include "CSpindle.h"
+
+#include <pthread.h>
+#include <string.h>
+
+void spindle_thread_set_name(const char *name) {
+#if defined(__APPLE__)
+    pthread_setname_np(name);
+#elif defined(__linux__)
+    char truncated[16];
+    strncpy(truncated, name, sizeof(truncated) - 1);
+    truncated[sizeof(truncated) - 1] = '\0';
+    pthread_setname_np(pthread_self(), truncated);
+#else
+    (void)name;
+#endif
+}

@@ -1,0 +1,285 @@
+// The unbounded MPSC event queue: liburcu's wait-free concurrent queue
+// (wfcqueue) with pooled nodes that carry the payload inline.
+//
+// Why this shape:
+// - Swift cannot call liburcu's transparent-union functions, so every call is
+//   wrapped here behind plain pointers.
+// - liburcu's blocking splice/dequeue sleeps a fixed 10 ms when it meets a
+//   producer mid-enqueue; we use the _nonblocking calls with a short backoff.
+// - Boxing each event on the heap costs ~3x throughput here, so nodes come
+//   from slabs and return to a lock-free free list (a Treiber stack indexed by
+//   32-bit node numbers with a 32-bit ABA tag, in C11 atomics that TSan sees).
+// - liburcu is linked dynamically (no _LGPL_SOURCE); see README, "Licence".
+#include "CSpindle.h"
+#include "spindle_internal.h"
+
+#if !defined(__has_include) || !__has_include(<urcu/wfcqueue.h>)
+#error "Spindle needs liburcu's headers: install them with `apt-get install -y liburcu-dev`"
+#endif
+#include <urcu/wfcqueue.h>
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPINDLE_WFQ_MAX_SLABS 32
+#define SPINDLE_WFQ_RELEASE_FLUSH 256
+
+struct spindle_wfq_node {
+    struct cds_wfcq_node link;   // queue link (liburcu)
+    _Atomic uint32_t free_next;  // free list: index + 1 of the next free node, 0 = end
+    uint32_t index;              // this node's number; immutable after creation
+};
+_Static_assert(sizeof(struct spindle_wfq_node) == 16, "node header is 16 bytes");
+
+struct spindle_wfq {
+    // Shared by producers: the queue tail they exchange. Own cache line.
+    _Alignas(SPINDLE_CACHE_LINE) struct cds_wfcq_tail tail;
+    // Read by the consumer (splice), written by the first enqueue after empty.
+    _Alignas(SPINDLE_CACHE_LINE) struct __cds_wfcq_head head;
+    // Free list head: (tag << 32) | (index + 1). atomic: any thread.
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t free_head;
+    // Consumer thread only: the private batch and the chain of nodes it has
+    // finished with, returned to the free list in one CAS.
+    _Alignas(SPINDLE_CACHE_LINE) struct __cds_wfcq_head batch_head;
+    struct cds_wfcq_tail batch_tail;
+    struct spindle_wfq_node *cursor;
+    struct spindle_wfq_node *release_first;
+    struct spindle_wfq_node *release_last;
+    size_t release_count;
+    // Immutable after create.
+    _Alignas(SPINDLE_CACHE_LINE) size_t payload_offset;
+    size_t node_stride;
+    unsigned base_shift;  // slab k holds (1 << (base_shift + k)) nodes
+    // Slab table: grows under grow_lock, read lock-free (acquire).
+    pthread_mutex_t grow_lock;
+    _Atomic size_t allocated_nodes;
+    _Atomic(char *) slabs[SPINDLE_WFQ_MAX_SLABS];
+    unsigned slab_count;  // protected by grow_lock
+};
+
+_Static_assert(offsetof(struct spindle_wfq, head) % SPINDLE_CACHE_LINE == 0,
+               "producers' tail and consumer's head are on separate cache lines");
+_Static_assert(offsetof(struct spindle_wfq, free_head) % SPINDLE_CACHE_LINE == 0,
+               "free list head has its own cache line");
+
+static inline unsigned log2_floor(uint64_t value) {
+    return 63u - (unsigned)__builtin_clzll(value);
+}
+
+// Node number -> node. Slab k starts at number (2^k - 1) << base_shift.
+static inline struct spindle_wfq_node *node_at(spindle_wfq *q, uint32_t index) {
+    uint64_t j = (uint64_t)index + ((uint64_t)1 << q->base_shift);
+    unsigned k = log2_floor(j) - q->base_shift;
+    uint64_t offset = j - ((uint64_t)1 << (q->base_shift + k));
+    char *slab = atomic_load_explicit(&q->slabs[k], memory_order_acquire);
+    return (struct spindle_wfq_node *)(slab + offset * q->node_stride);
+}
+
+static inline void *payload_of(spindle_wfq *q, struct spindle_wfq_node *node) {
+    return (char *)node + q->payload_offset;
+}
+
+static inline struct spindle_wfq_node *node_of(spindle_wfq *q, void *payload) {
+    return (struct spindle_wfq_node *)((char *)payload - q->payload_offset);
+}
+
+static inline uint64_t pack_head(uint64_t old, uint32_t index_plus_one) {
+    return (((old >> 32) + 1) << 32) | index_plus_one;
+}
+
+// Pushes the chain first..last (linked by free_next, last's link is set here).
+static void push_chain(spindle_wfq *q, struct spindle_wfq_node *first,
+                       struct spindle_wfq_node *last) {
+    uint64_t head = atomic_load_explicit(&q->free_head, memory_order_relaxed);
+    uint64_t desired;
+    do {
+        atomic_store_explicit(&last->free_next, (uint32_t)head, memory_order_relaxed);
+        desired = pack_head(head, first->index + 1);
+    } while (!atomic_compare_exchange_weak_explicit(
+        &q->free_head, &head, desired, memory_order_release, memory_order_relaxed));
+}
+
+// Allocates the next slab; returns one node for the caller and pushes the
+// rest. Returns NULL when memory or slab numbers are exhausted.
+static struct spindle_wfq_node *grow(spindle_wfq *q) {
+    pthread_mutex_lock(&q->grow_lock);
+    // Another thread may have grown the pool while we waited for the lock.
+    if ((uint32_t)atomic_load_explicit(&q->free_head, memory_order_acquire) != 0) {
+        pthread_mutex_unlock(&q->grow_lock);
+        return NULL;  // caller retries the free list
+    }
+    unsigned k = q->slab_count;
+    uint64_t count = (uint64_t)1 << (q->base_shift + k);
+    uint64_t first_index = (((uint64_t)1 << k) - 1) << q->base_shift;
+    if (k >= SPINDLE_WFQ_MAX_SLABS || first_index + count > UINT32_MAX - 1) {
+        pthread_mutex_unlock(&q->grow_lock);
+        return (struct spindle_wfq_node *)-1;
+    }
+    char *slab = aligned_alloc(SPINDLE_CACHE_LINE, (size_t)count * q->node_stride);
+    if (slab == NULL) {
+        pthread_mutex_unlock(&q->grow_lock);
+        return (struct spindle_wfq_node *)-1;
+    }
+    for (uint64_t i = 0; i < count; i++) {
+        struct spindle_wfq_node *node = (struct spindle_wfq_node *)(slab + i * q->node_stride);
+        node->index = (uint32_t)(first_index + i);
+        uint32_t next = (i + 1 < count) ? (uint32_t)(first_index + i + 2) : 0;
+        atomic_init(&node->free_next, next);
+    }
+    atomic_store_explicit(&q->slabs[k], slab, memory_order_release);
+    q->slab_count = k + 1;
+    atomic_fetch_add_explicit(&q->allocated_nodes, (size_t)count, memory_order_relaxed);
+    struct spindle_wfq_node *mine = (struct spindle_wfq_node *)slab;
+    if (count > 1) {
+        struct spindle_wfq_node *first = (struct spindle_wfq_node *)(slab + q->node_stride);
+        struct spindle_wfq_node *last = (struct spindle_wfq_node *)(slab + (count - 1) * q->node_stride);
+        push_chain(q, first, last);
+    }
+    pthread_mutex_unlock(&q->grow_lock);
+    return mine;
+}
+
+spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align, size_t nodes_per_slab) {
+    if (payload_align == 0 || (payload_align & (payload_align - 1)) != 0 ||
+        payload_align > SPINDLE_CACHE_LINE) {
+        return NULL;
+    }
+    spindle_wfq *q = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(sizeof(*q), SPINDLE_CACHE_LINE));
+    if (q == NULL) return NULL;
+    memset(q, 0, sizeof(*q));
+    __cds_wfcq_init(&q->head, &q->tail);
+    __cds_wfcq_init(&q->batch_head, &q->batch_tail);
+    q->payload_offset = spindle_round_up(sizeof(struct spindle_wfq_node), payload_align);
+    q->node_stride = spindle_round_up(q->payload_offset + payload_size, SPINDLE_CACHE_LINE);
+    size_t base = spindle_next_pow2(nodes_per_slab < 64 ? 64 : nodes_per_slab);
+    q->base_shift = log2_floor(base);
+    if (q->base_shift > 20) q->base_shift = 20;
+    atomic_init(&q->free_head, 0);
+    atomic_init(&q->allocated_nodes, 0);
+    for (unsigned k = 0; k < SPINDLE_WFQ_MAX_SLABS; k++) atomic_init(&q->slabs[k], NULL);
+    pthread_mutex_init(&q->grow_lock, NULL);
+    return q;
+}
+
+void spindle_wfq_destroy(spindle_wfq *q) {
+    if (q == NULL) return;
+    for (unsigned k = 0; k < q->slab_count; k++) {
+        free(atomic_load_explicit(&q->slabs[k], memory_order_relaxed));
+    }
+    pthread_mutex_destroy(&q->grow_lock);
+    free(q);
+}
+
+void *spindle_wfq_acquire(spindle_wfq *q) {
+    uint64_t head = atomic_load_explicit(&q->free_head, memory_order_acquire);
+    for (;;) {
+        uint32_t index_plus_one = (uint32_t)head;
+        if (index_plus_one == 0) {
+            struct spindle_wfq_node *fresh = grow(q);
+            if (fresh == (struct spindle_wfq_node *)-1) return NULL;
+            if (fresh != NULL) return payload_of(q, fresh);
+            head = atomic_load_explicit(&q->free_head, memory_order_acquire);
+            continue;
+        }
+        struct spindle_wfq_node *node = node_at(q, index_plus_one - 1);
+        // May read a stale link if another thread pops this node first; the
+        // tag makes the CAS fail in that case.
+        uint32_t next = atomic_load_explicit(&node->free_next, memory_order_relaxed);
+        if (atomic_compare_exchange_weak_explicit(&q->free_head, &head, pack_head(head, next),
+                                                  memory_order_acquire, memory_order_acquire)) {
+            return payload_of(q, node);
+        }
+    }
+}
+
+void spindle_wfq_release(spindle_wfq *q, void *payload) {
+    struct spindle_wfq_node *node = node_of(q, payload);
+    push_chain(q, node, node);
+}
+
+void spindle_wfq_enqueue(spindle_wfq *q, void *payload) {
+    struct spindle_wfq_node *node = node_of(q, payload);
+    cds_wfcq_node_init(&node->link);
+    SPINDLE_TSAN_RELEASE(node);
+    (void)cds_wfcq_enqueue(&q->head, &q->tail, &node->link);
+}
+
+bool spindle_wfq_is_empty(spindle_wfq *q) {
+    return cds_wfcq_empty(&q->head, &q->tail);
+}
+
+size_t spindle_wfq_allocated_nodes(spindle_wfq *q) {
+    return atomic_load_explicit(&q->allocated_nodes, memory_order_relaxed);
+}
+
+// A producer was caught between its tail exchange and its link store: it is
+// a few instructions from done, unless it was preempted. Spin with growing
+// pauses, then yield the CPU so that a preempted producer can run.
+static void backoff(unsigned *attempt) {
+    if (*attempt < 10) {
+        for (unsigned i = 0; i < (1u << *attempt); i++) spindle_relax();
+    } else {
+        sched_yield();
+    }
+    (*attempt)++;
+}
+
+bool spindle_wfq_splice_consumer(spindle_wfq *q) {
+    unsigned attempt = 0;
+    for (;;) {
+        enum cds_wfcq_ret ret = __cds_wfcq_splice_nonblocking(&q->batch_head, &q->batch_tail,
+                                                              &q->head, &q->tail);
+        if (ret != CDS_WFCQ_RET_WOULDBLOCK) break;
+        backoff(&attempt);
+    }
+    return !cds_wfcq_empty(&q->batch_head, &q->batch_tail);
+}
+
+static void flush_released(spindle_wfq *q) {
+    if (q->release_first != NULL) {
+        push_chain(q, q->release_first, q->release_last);
+        q->release_first = NULL;
+        q->release_last = NULL;
+        q->release_count = 0;
+    }
+}
+
+static void retire_cursor(spindle_wfq *q, struct spindle_wfq_node *node) {
+    // Chain through free_next: last's link is written by push_chain.
+    if (q->release_first == NULL) {
+        q->release_first = node;
+    } else {
+        atomic_store_explicit(&q->release_last->free_next, node->index + 1, memory_order_relaxed);
+    }
+    q->release_last = node;
+    if (++q->release_count >= SPINDLE_WFQ_RELEASE_FLUSH) flush_released(q);
+}
+
+void *spindle_wfq_next_consumer(spindle_wfq *q) {
+    struct spindle_wfq_node *cursor = q->cursor;
+    struct cds_wfcq_node *next;
+    unsigned attempt = 0;
+    for (;;) {
+        next = (cursor == NULL)
+            ? __cds_wfcq_first_nonblocking(&q->batch_head, &q->batch_tail)
+            : __cds_wfcq_next_nonblocking(&q->batch_head, &q->batch_tail, &cursor->link);
+        if (next != CDS_WFCQ_WOULDBLOCK) break;
+        backoff(&attempt);
+    }
+    if (cursor != NULL) retire_cursor(q, cursor);
+    if (next == NULL) {
+        // Batch exhausted: its tail points at a retired node, so reset it
+        // before the next splice, and hand the retired nodes back.
+        __cds_wfcq_init(&q->batch_head, &q->batch_tail);
+        q->cursor = NULL;
+        flush_released(q);
+        return NULL;
+    }
+    struct spindle_wfq_node *node = caa_container_of(next, struct spindle_wfq_node, link);
+    SPINDLE_TSAN_ACQUIRE(node);
+    q->cursor = node;
+    return payload_of(q, node);
+}

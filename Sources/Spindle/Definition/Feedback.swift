@@ -1,0 +1,149 @@
+import Dispatch
+
+/// A feedback: the only place where a spin has side effects. It watches the
+/// loop's states and emits events back into the loop.
+///
+/// An effect can be a plain closure `(State) -> Event?`, an async function
+/// `(State) async -> Event?` (optionally throwing), or a function returning an
+/// `AsyncSequence` of events. Each feedback runs on a serial `DispatchQueue`
+/// (its own, the one given with `on:` / ``execute(on:)``, or the spin's
+/// `executeOn:`), and sees the initial state first, then every new state in
+/// reduction order.
+///
+/// > Important: With ``ExecutionStrategy/cancelOnNewState`` (the default), a
+/// > new state cancels the previous run, and every event that run emits after
+/// > that moment is discarded — even if the effect ignores cancellation.
+///
+/// Async effects run as `Task`s started from the feedback's queue; their
+/// bodies run on the concurrency runtime's executor, not on that queue.
+public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
+    /// What the feedback runs, erased to the forms the runtime knows.
+    enum Effect: Sendable {
+        /// Runs synchronously on the feedback's queue (or the reducer thread).
+        case sync(@Sendable (State) -> Event?)
+        /// Runs as a Task; its event (if any) is emitted when it returns.
+        case async(@Sendable (State) async throws -> Event?)
+        /// Runs as a Task that emits through the emitter until it returns;
+        /// the emitter answers false once the run is cancelled.
+        case sequence(@Sendable (State, EffectEmitter<Event>) async throws -> Void)
+        /// Not driven by states: subscribes once when the loop starts (e.g.
+        /// to a gear) and is unsubscribed when it stops.
+        case attached(@Sendable (EffectEmitter<Event>) -> AttachedSubscription)
+    }
+
+    let effect: Effect
+    /// States for which the predicate is false are skipped: no run starts and
+    /// the previous run is not cancelled.
+    let filter: (@Sendable (State) -> Bool)?
+    let strategy: ExecutionStrategy
+    /// nil: the spin's `executeOn:` queue, or a serial queue of its own.
+    private(set) var queue: DispatchQueue?
+    /// Runs synchronously on the reducer thread (see ``executeOnReducerThread()``).
+    private(set) var runsOnReducerThread: Bool = false
+
+    init(
+        effect: Effect,
+        filter: (@Sendable (State) -> Bool)? = nil,
+        queue: DispatchQueue?,
+        strategy: ExecutionStrategy
+    ) {
+        self.effect = effect
+        self.filter = filter
+        self.queue = queue
+        self.strategy = strategy
+    }
+
+    /// Creates a feedback from a synchronous effect.
+    /// - Parameters:
+    ///   - effect: called with each state; the event it returns, if any, is emitted.
+    ///   - queue: where the effect runs; nil means the spin's queue or a serial queue of its own.
+    ///   - strategy: what a new state does to a running effect.
+    public init(
+        effect: @escaping @Sendable (State) -> Event?,
+        on queue: DispatchQueue? = nil,
+        applying strategy: ExecutionStrategy = .cancelOnNewState
+    ) {
+        self.init(effect: .sync(effect), queue: queue, strategy: strategy)
+    }
+
+    /// Creates a feedback from an async effect, run as a `Task` per state.
+    /// - Parameters:
+    ///   - effect: called with each state; the event it returns, if any, is
+    ///     emitted (or discarded when the run was cancelled meanwhile).
+    ///   - queue: where runs are started from.
+    ///   - strategy: what a new state does to a running effect.
+    public init(
+        effect: @escaping @Sendable (State) async -> Event?,
+        on queue: DispatchQueue? = nil,
+        applying strategy: ExecutionStrategy = .cancelOnNewState
+    ) {
+        self.init(effect: .async(effect), queue: queue, strategy: strategy)
+    }
+
+    /// Creates a feedback from a throwing async effect. An error goes to the
+    /// loop's ``SpinOptions/onEffectError`` hook; the loop keeps running.
+    public init(
+        effect: @escaping @Sendable (State) async throws -> Event?,
+        on queue: DispatchQueue? = nil,
+        applying strategy: ExecutionStrategy = .cancelOnNewState
+    ) {
+        self.init(effect: .async(effect), queue: queue, strategy: strategy)
+    }
+
+    /// Creates a feedback from an effect returning an `AsyncSequence` of
+    /// events. Each state starts an iteration; with
+    /// ``ExecutionStrategy/cancelOnNewState`` the previous iteration is
+    /// cancelled and ended. A thrown error goes to ``SpinOptions/onEffectError``.
+    public init<Events: AsyncSequence & SendableMetatype>(
+        effect: @escaping @Sendable (State) -> Events,
+        on queue: DispatchQueue? = nil,
+        applying strategy: ExecutionStrategy = .cancelOnNewState
+    ) where Events.Element == Event {
+        self.init(effect: .sequence(Self.iterating(effect)), queue: queue, strategy: strategy)
+    }
+
+    static func iterating<Events: AsyncSequence & SendableMetatype>(
+        _ effect: @escaping @Sendable (State) -> Events
+    ) -> @Sendable (State, EffectEmitter<Event>) async throws -> Void where Events.Element == Event {
+        { state, emitter in
+            for try await event in effect(state) {
+                if !emitter.emit(event) { return }
+            }
+        }
+    }
+
+    /// Returns this feedback running on `queue`.
+    public func execute(on queue: DispatchQueue) -> Feedback {
+        var copy = self
+        copy.queue = queue
+        return copy
+    }
+
+    /// Returns this feedback running synchronously on the loop's reducer
+    /// thread, right after each reduction: no dispatch, no thread hop. For
+    /// cheap, pure-ish synchronous effects only; a slow effect here slows
+    /// the whole loop. Events it emits go to the reducer's local queue and are
+    /// reduced before the next batch.
+    ///
+    /// - Precondition: the effect is synchronous (`(State) -> Event?`).
+    public func executeOnReducerThread() -> Feedback {
+        guard case .sync = effect else {
+            preconditionFailure("Spindle: only synchronous effects can run on the reducer thread")
+        }
+        var copy = self
+        copy.runsOnReducerThread = true
+        return copy
+    }
+}
+
+/// The runtime's handle for an effect run to emit events.
+struct EffectEmitter<Event: Sendable>: Sendable {
+    /// Emits an event; returns false when the run is cancelled or the loop
+    /// stopped (the event was discarded) so a sequence can end early.
+    let emit: @Sendable (Event) -> Bool
+}
+
+/// A live subscription of an attached feedback (see `Feedback.Effect.attached`).
+struct AttachedSubscription: Sendable {
+    let cancel: @Sendable () -> Void
+}

@@ -1,0 +1,82 @@
+import Logging
+
+/// What a full bounded queue does with a new event.
+public enum OverflowPolicy: Sendable, Hashable {
+    /// The producer waits for space (spinning briefly, then sleeping). An
+    /// emit from the loop's own reducer thread never waits: it goes to the
+    /// reducer's local queue, so it cannot deadlock.
+    case block
+    /// The new event is refused: `emit` returns ``EmitResult/dropped`` and
+    /// the loop counts it.
+    case dropNewest
+}
+
+/// Which event queue a loop runs on.
+public enum QueueKind: Sendable, Hashable {
+    /// Unbounded, lock-free: liburcu's wait-free concurrent queue with pooled
+    /// nodes. The default.
+    case lockFree
+    /// Bounded ring in C11 atomics, with an overflow policy.
+    case bounded(capacity: Int, overflow: OverflowPolicy)
+    /// The pure-Swift comparison queue (`Mutex` + `Deque`), for benchmarks.
+    case baseline
+}
+
+/// An error thrown by a feedback's effect, as reported to
+/// ``SpinOptions/onEffectError``.
+public struct EffectError: Error, Sendable {
+    /// The position of the feedback in its spin (0-based, in declaration order).
+    public let feedbackIndex: Int
+    /// What the effect threw.
+    public let underlying: any Error
+}
+
+/// How a spin's loop runs: its queue, its error hook, its tuning.
+public struct SpinOptions: Sendable {
+    /// The event queue. Default: ``QueueKind/lockFree``.
+    public var queue: QueueKind
+    /// Called (on the effect's thread) when an effect throws. The loop keeps
+    /// running. Default: log the error with ``logger`` at `.error`.
+    public var onEffectError: (@Sendable (EffectError) -> Void)?
+    /// The logger for the loop's own diagnostics.
+    public var logger: Logger
+    /// The most events the reducer reduces before it publishes the state and
+    /// delivers the batch to feedbacks. Default: 1024.
+    public var maxBatch: Int
+    /// How many times the reducer thread polls an empty queue before it
+    /// sleeps (each poll is a CPU pause, tens of nanoseconds). Default: 2000.
+    public var spinsBeforeParking: Int
+
+    /// Creates options.
+    public init(
+        queue: QueueKind = .lockFree,
+        onEffectError: (@Sendable (EffectError) -> Void)? = nil,
+        logger: Logger = Logger(label: "spindle"),
+        maxBatch: Int = 1024,
+        spinsBeforeParking: Int = 2000
+    ) {
+        precondition(maxBatch > 0, "Spindle: maxBatch must be > 0")
+        precondition(spinsBeforeParking >= 0, "Spindle: spinsBeforeParking must be >= 0")
+        self.queue = queue
+        self.onEffectError = onEffectError
+        self.logger = logger
+        self.maxBatch = maxBatch
+        self.spinsBeforeParking = spinsBeforeParking
+    }
+}
+
+/// How ``SpinLoop/stop(_:)`` treats events accepted but not yet reduced.
+public enum StopMode: Sendable, Hashable {
+    /// Reduce everything accepted before the stop. The default.
+    case drain
+    /// Throw pending events away, and report how many.
+    case discardPending
+}
+
+/// What a stop did.
+public struct StopReport: Sendable, Hashable {
+    /// Events reduced over the loop's whole life.
+    public let reduced: Int
+    /// Events accepted but thrown away by ``StopMode/discardPending``.
+    public let discarded: Int
+}

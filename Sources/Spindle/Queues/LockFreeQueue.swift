@@ -1,0 +1,61 @@
+import CSpindle
+
+/// The default, unbounded event queue: liburcu's wait-free concurrent queue
+/// with pooled nodes that carry each `Event` inline (no allocation per event
+/// in steady state).
+///
+/// Thread safety: `tryEnqueue` from any thread (wait-free, except when the
+/// node pool grows); `drain`, `isEmpty` and `deinit` on the consumer only.
+final class LockFreeQueue<Event: Sendable>: EventQueue {
+    // The C queue follows the concurrency table in CSpindle.h: producers may
+    // call acquire/enqueue concurrently, only the reducer thread consumes.
+    nonisolated(unsafe) private let raw: OpaquePointer
+
+    init(nodesPerSlab: Int = 1024) {
+        guard let raw = spindle_wfq_create(
+            MemoryLayout<Event>.size, MemoryLayout<Event>.alignment, nodesPerSlab
+        ) else {
+            fatalError("Spindle: cannot create an event queue for \(Event.self) (alignment > 64 or out of memory)")
+        }
+        self.raw = raw
+    }
+
+    deinit {
+        _ = drain(max: .max) { _ in }
+        spindle_wfq_destroy(raw)
+    }
+
+    @inline(__always)
+    func tryEnqueue(_ event: Event) -> Bool {
+        guard let payload = spindle_wfq_acquire(raw) else {
+            fatalError("Spindle: out of memory growing the event pool")
+        }
+        payload.assumingMemoryBound(to: Event.self).initialize(to: event)
+        spindle_wfq_enqueue(raw, payload)
+        return true
+    }
+
+    func drain(max: Int, _ body: (consuming Event) -> Void) -> Int {
+        var count = 0
+        while count < max {
+            if let payload = spindle_wfq_next_consumer(raw) {
+                body(payload.assumingMemoryBound(to: Event.self).move())
+                count += 1
+            } else if !spindle_wfq_splice_consumer(raw) {
+                break
+            }
+        }
+        return count
+    }
+
+    var isEmpty: Bool { spindle_wfq_is_empty(raw) }
+
+    var depth: Int { isEmpty ? 0 : 1 }
+
+    var capacity: Int { .max }
+
+    var spaceParker: Parker? { nil }
+
+    /// Nodes ever allocated by the pool (stops growing in steady state).
+    var allocatedNodes: Int { spindle_wfq_allocated_nodes(raw) }
+}

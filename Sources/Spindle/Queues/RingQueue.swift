@@ -1,0 +1,68 @@
+import CSpindle
+
+/// The bounded event queue: the C ring hands out sequence numbers (claim →
+/// write → publish) and the payloads live in a preallocated Swift slot array
+/// indexed by `sequence & mask`.
+///
+/// Thread safety: `tryEnqueue` from any thread (lock-free); `drain`,
+/// `isEmpty` and `deinit` on the consumer only. A slot's payload is written
+/// only by the producer that claimed it (before publish, release) and read
+/// only by the consumer (after it saw the publish, acquire), so the slot
+/// array needs no lock.
+final class RingQueue<Event: Sendable>: EventQueue {
+    // See the concurrency table for spindle_ring in CSpindle.h.
+    nonisolated(unsafe) private let ring: OpaquePointer
+    // Slot ownership is handed over by the ring's per-slot sequence numbers
+    // (see the type's thread-safety note).
+    nonisolated(unsafe) private let slots: UnsafeMutablePointer<Event>
+    private let mask: UInt64
+    let capacity: Int
+    let spaceParker: Parker?
+
+    init(capacity requested: Int) {
+        precondition(requested > 0, "Spindle: a bounded queue needs a capacity > 0")
+        guard let ring = spindle_ring_create(requested) else {
+            fatalError("Spindle: cannot create a ring of capacity \(requested) (max 2^30)")
+        }
+        self.ring = ring
+        capacity = spindle_ring_capacity(ring)
+        mask = UInt64(capacity - 1)
+        slots = .allocate(capacity: capacity)
+        spaceParker = Parker()
+    }
+
+    deinit {
+        _ = drain(max: .max) { _ in }
+        slots.deallocate()
+        spindle_ring_destroy(ring)
+    }
+
+    @inline(__always)
+    func tryEnqueue(_ event: Event) -> Bool {
+        var sequence: UInt64 = 0
+        guard spindle_ring_claim(ring, 1, &sequence) == 1 else { return false }
+        (slots + Int(sequence & mask)).initialize(to: event)
+        spindle_ring_publish(ring, sequence)
+        return true
+    }
+
+    func drain(max: Int, _ body: (consuming Event) -> Void) -> Int {
+        var total = 0
+        while total < max {
+            var first: UInt64 = 0
+            let run = spindle_ring_available_consumer(ring, min(max - total, capacity), &first)
+            if run == 0 { break }
+            for offset in 0..<run {
+                body((slots + Int((first &+ UInt64(offset)) & mask)).move())
+            }
+            spindle_ring_release_consumer(ring, run)
+            spaceParker?.notify()
+            total += run
+        }
+        return total
+    }
+
+    var isEmpty: Bool { spindle_ring_depth(ring) == 0 }
+
+    var depth: Int { spindle_ring_depth(ring) }
+}

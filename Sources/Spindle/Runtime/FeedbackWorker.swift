@@ -1,0 +1,192 @@
+import Atomics
+import Dispatch
+import Synchronization
+
+/// Runs one feedback of a running loop.
+///
+/// The reducer thread appends each batch of states to the worker's mailbox
+/// and schedules a drain on the feedback's queue only when none is
+/// scheduled; one drain handles everything queued. Each state cancels the
+/// previous run (``ExecutionStrategy/cancelOnNewState``) by bumping the
+/// generation: a run's events are emitted under the same lock only if its
+/// generation is still current, so an event emitted after the cancellation
+/// is discarded, never reduced.
+///
+/// Thread safety: `deliver` and `stop` from the reducer thread; the drain
+/// runs on `queue`; emitters run on any thread.
+final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
+    private struct Mailbox {
+        var pending: [State] = []
+        var spare: [State] = []
+        var scheduled = false
+        var stopped = false
+    }
+
+    private struct Runs {
+        var generation: UInt64 = 0
+        var nextID: UInt64 = 0
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var stopped = false
+        var attachment: AttachedSubscription?
+    }
+
+    let index: Int
+    let feedback: Feedback<State, Event>
+    let queue: DispatchQueue
+    private let core: LoopCore<State, Event>
+    // protected by lock: states waiting for the drain, and the drain flag.
+    private let mailbox = Mutex(Mailbox())
+    // protected by lock: the generation and the live runs.
+    private let runs = Mutex(Runs())
+
+    init(index: Int, feedback: Feedback<State, Event>, queue: DispatchQueue, core: LoopCore<State, Event>) {
+        self.index = index
+        self.feedback = feedback
+        self.queue = queue
+        self.core = core
+    }
+
+    /// Subscribes an attached feedback (gear). Called once at loop start.
+    func attach() {
+        guard case .attached(let subscribe) = feedback.effect else { return }
+        let emitter = EffectEmitter<Event> { [core] event in core.emitFromEffect(event) }
+        let subscription = subscribe(emitter)
+        let lateStop = runs.withLock { runs -> Bool in
+            if runs.stopped { return true }
+            runs.attachment = subscription
+            return false
+        }
+        if lateStop { subscription.cancel() }
+    }
+
+    /// Queues a batch of states for the feedback. Reducer thread only.
+    func deliver(_ states: [State]) {
+        let schedule = mailbox.withLock { mailbox -> Bool in
+            guard !mailbox.stopped else { return false }
+            mailbox.pending.append(contentsOf: states)
+            if mailbox.scheduled { return false }
+            mailbox.scheduled = true
+            return true
+        }
+        if schedule { queue.async { self.drainMailbox() } }
+    }
+
+    /// Runs a synchronous feedback on the reducer thread. Reducer thread only.
+    @inline(__always)
+    func runInline(_ state: State) {
+        if let filter = feedback.filter, !filter(state) { return }
+        guard case .sync(let effect) = feedback.effect else { return }
+        if let event = effect(state) { _ = core.emit(event) }
+    }
+
+    /// Stops the worker: no further runs, every live run cancelled, the gear
+    /// detached. Events emitted by runs afterwards are discarded.
+    func stop() {
+        mailbox.withLock { mailbox in
+            mailbox.stopped = true
+            mailbox.pending.removeAll()
+        }
+        let (tasks, attachment) = runs.withLock { runs in
+            runs.stopped = true
+            runs.generation &+= 1
+            let live = runs.tasks
+            runs.tasks.removeAll()
+            let attachment = runs.attachment
+            runs.attachment = nil
+            return (live, attachment)
+        }
+        for task in tasks.values { task.cancel() }
+        core.counters.runsCancelled.wrappingIncrement(by: tasks.count, ordering: .relaxed)
+        attachment?.cancel()
+    }
+
+    // On `queue`: handle everything queued, until the mailbox is empty.
+    private func drainMailbox() {
+        while true {
+            var batch: [State] = mailbox.withLock { mailbox in
+                if mailbox.pending.isEmpty || mailbox.stopped {
+                    mailbox.scheduled = false
+                    return []
+                }
+                let batch = mailbox.pending
+                mailbox.pending = mailbox.spare
+                mailbox.spare = []
+                return batch
+            }
+            if batch.isEmpty { return }
+            for state in batch { handle(state) }
+            batch.removeAll(keepingCapacity: true)
+            mailbox.withLock { $0.spare = batch }
+        }
+    }
+
+    private func handle(_ state: State) {
+        if let filter = feedback.filter, !filter(state) { return }
+        switch feedback.effect {
+        case .sync(let effect):
+            // Earlier runs already returned: they ran on this serial drain.
+            if let event = effect(state) { core.emitFromEffect(event) }
+        case .async(let effect):
+            startRun { emitter in
+                if let event = try await effect(state) { _ = emitter.emit(event) }
+            }
+        case .sequence(let body):
+            startRun { emitter in try await body(state, emitter) }
+        case .attached:
+            break
+        }
+    }
+
+    private func startRun(_ body: @escaping @Sendable (EffectEmitter<Event>) async throws -> Void) {
+        let cancelPrevious = feedback.strategy == .cancelOnNewState
+        let cancelled: [Task<Void, Never>] = runs.withLock { runs in
+            guard !runs.stopped else { return [] }
+            var cancelled: [Task<Void, Never>] = []
+            if cancelPrevious {
+                runs.generation &+= 1
+                cancelled = Array(runs.tasks.values)
+                runs.tasks.removeAll(keepingCapacity: true)
+            }
+            let generation = runs.generation
+            let id = runs.nextID
+            runs.nextID &+= 1
+            let emitter = EffectEmitter<Event> { [self] event in
+                self.emit(event, generation: generation)
+            }
+            core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
+            // Inserted under the lock, so `finished(id)` cannot run first.
+            runs.tasks[id] = Task { [self] in
+                do {
+                    try await body(emitter)
+                } catch {
+                    if !(error is CancellationError), !Task.isCancelled {
+                        core.report(EffectError(feedbackIndex: index, underlying: error))
+                    }
+                }
+                self.finished(id)
+            }
+            return cancelled
+        }
+        for task in cancelled { task.cancel() }
+        if !cancelled.isEmpty {
+            core.counters.runsCancelled.wrappingIncrement(by: cancelled.count, ordering: .relaxed)
+        }
+    }
+
+    private func finished(_ id: UInt64) {
+        runs.withLock { _ = $0.tasks.removeValue(forKey: id) }
+    }
+
+    // Any thread: a run's event. Emitted under the lock, so a cancellation
+    // (which takes the same lock) either precedes it (discarded) or follows it.
+    private func emit(_ event: Event, generation: UInt64) -> Bool {
+        let cancelOnNewState = feedback.strategy == .cancelOnNewState
+        return runs.withLock { runs in
+            if runs.stopped || (cancelOnNewState && runs.generation != generation) {
+                core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
+                return false
+            }
+            return core.emitFromEffect(event)
+        }
+    }
+}

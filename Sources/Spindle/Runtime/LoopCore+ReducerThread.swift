@@ -1,0 +1,114 @@
+import Atomics
+
+// The reducer thread: drain a batch, reduce each event in order, publish the
+// state, hand the batch's states to feedbacks and observers; park when idle.
+extension LoopCore {
+    /// The reducer thread's body. Runs until the gate closes and every
+    /// accepted event is reduced (or discarded), then tears the loop down.
+    func runReducerThread() {
+        reducerThreadToken.store(currentThreadToken(), ordering: .relaxed)
+        preconditionOnReducerThread()
+        let maxBatch = options.maxBatch
+
+        // The initial state: every feedback sees it first.
+        let initial = state
+        for worker in inlineWorkers { worker.runInline(initial) }
+        if !dispatchedWorkers.isEmpty {
+            batchStates.append(initial)
+            for worker in dispatchedWorkers { worker.deliver(batchStates) }
+            batchStates.removeAll(keepingCapacity: true)
+        }
+
+        while true {
+            let collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
+            var reduced = queue.drain(max: maxBatch) { event in reduce(event, collecting: collecting) }
+            reduced += reduceReentrant(max: maxBatch, collecting: collecting)
+            if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+                publish(collecting: collecting)
+                continue
+            }
+            if gate.load(ordering: .acquiring) & 1 != 0 { break }
+            parker.wait(spins: options.spinsBeforeParking) { [queue, gate, observers] in
+                !queue.isEmpty || gate.load(ordering: .relaxed) & 1 != 0
+                    || observers.hasPending.load(ordering: .relaxed)
+            }
+        }
+        finish()
+    }
+
+    @inline(__always)
+    private func reduce(_ event: consuming Event, collecting: Bool) {
+        state = reducer.reduce(state, event)
+        reducedCount &+= 1
+        if !inlineWorkers.isEmpty {
+            let current = state
+            for worker in inlineWorkers { worker.runInline(current) }
+        }
+        if collecting { batchStates.append(state) }
+    }
+
+    // Events emitted on the reducer thread itself (inline feedbacks, gears).
+    private func reduceReentrant(max: Int, collecting: Bool) -> Int {
+        var count = 0
+        while count < max, let event = reentrant.popFirst() {
+            reduce(event, collecting: collecting)
+            count += 1
+        }
+        return count
+    }
+
+    // End of a batch: the snapshot, the counters, feedbacks, observers.
+    private func publish(collecting: Bool) {
+        snapshot.publish(state)
+        counters.reduced.store(reducedCount, ordering: .releasing)
+        if collecting {
+            for worker in dispatchedWorkers { worker.deliver(batchStates) }
+        }
+        if observers.isObserved.load(ordering: .relaxed) {
+            observers.deliver(collecting ? batchStates : [], current: state)
+        }
+        batchStates.removeAll(keepingCapacity: true)
+    }
+
+    // The gate is closed. Wait until no emit is in flight (draining, so that
+    // producers blocked on a full ring get out), reduce or discard what is
+    // left, then stop the workers, end the observers and report.
+    private func finish() {
+        let discard = discardOnStop.load(ordering: .relaxed)
+        var discarded = 0
+        while true {
+            queue.spaceParker?.notify()
+            let quiescent = gate.load(ordering: .acquiring) == 1
+            let collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
+            var handled = 0
+            if discard {
+                handled += queue.drain(max: .max) { _ in discarded += 1 }
+                discarded += reentrant.count
+                handled += reentrant.count
+                reentrant.removeAll()
+            } else {
+                handled += queue.drain(max: options.maxBatch) { event in reduce(event, collecting: collecting) }
+                handled += reduceReentrant(max: options.maxBatch, collecting: collecting)
+                if handled > 0 { publish(collecting: collecting) }
+            }
+            if handled == 0 {
+                if quiescent { break }
+                yieldThread()
+            }
+        }
+        counters.discardedAtStop.store(discarded, ordering: .relaxed)
+        snapshot.publish(state)
+        counters.reduced.store(reducedCount, ordering: .releasing)
+
+        for worker in dispatchedWorkers + inlineWorkers + attachedWorkers { worker.stop() }
+        observers.finish(final: state)
+        // Break the worker -> core cycles; runs still finishing keep their
+        // worker (and so this core) alive only until they return.
+        dispatchedWorkers = []
+        inlineWorkers = []
+        attachedWorkers = []
+        batchStates = []
+        let report = StopReport(reduced: reducedCount, discarded: discarded)
+        complete(with: report)
+    }
+}
