@@ -4,7 +4,7 @@ public enum EmitResult: Sendable, Hashable {
     /// loop is stopped with ``StopMode/discardPending``, which reports it).
     case accepted
     /// A bounded queue was full under ``OverflowPolicy/dropNewest``: the
-    /// event was not accepted, and the loop counted it (``SpinLoop/droppedEvents``).
+    /// event was not accepted, and the loop counted it (``LoopStatistics/droppedEvents``).
     case dropped
     /// The loop is stopping or stopped: the event was not accepted.
     case stopped

@@ -112,10 +112,12 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// Returns this feedback running on `queue`.
+    /// Returns this feedback running on `queue` (this also undoes
+    /// ``executeOnReducerThread()``).
     public func execute(on queue: DispatchQueue) -> Feedback {
         var copy = self
         copy.queue = queue
+        copy.runsOnReducerThread = false
         return copy
     }
 

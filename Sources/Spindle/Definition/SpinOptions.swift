@@ -79,4 +79,10 @@ public struct StopReport: Sendable, Hashable {
     public let reduced: Int
     /// Events accepted but thrown away by ``StopMode/discardPending``.
     public let discarded: Int
+
+    /// Creates a report (for comparisons in tests).
+    public init(reduced: Int, discarded: Int) {
+        self.reduced = reduced
+        self.discarded = discarded
+    }
 }

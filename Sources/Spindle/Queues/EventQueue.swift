@@ -16,10 +16,14 @@ protocol EventQueue<Event>: AnyObject, Sendable {
     /// - Complexity: O(n) in the events handed out.
     func drain(max: Int, _ body: (consuming Event) -> Void) -> Int
 
-    /// True when nothing is waiting. Exact on the reducer thread.
+    /// True when no producer has enqueued anything since the consumer's last
+    /// drain. Events the consumer already took into its private batch are
+    /// not counted: `drain` returning 0 says the batch is empty too.
     var isEmpty: Bool { get }
 
-    /// Events accepted and not yet handed out (approximate under concurrency).
+    /// Events waiting (approximate under concurrency). The lock-free queue
+    /// cannot count without a shared counter on its hot path, so it reports
+    /// only 0 (empty) or 1 (non-empty).
     var depth: Int { get }
 
     /// The most events the queue holds (`Int.max` when unbounded).

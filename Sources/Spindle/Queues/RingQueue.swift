@@ -53,9 +53,12 @@ final class RingQueue<Event: Sendable>: EventQueue {
             let run = spindle_ring_available_consumer(ring, min(max - total, capacity), &first)
             if run == 0 { break }
             for offset in 0..<run {
-                body((slots + Int((first &+ UInt64(offset)) & mask)).move())
+                let event = (slots + Int((first &+ UInt64(offset)) & mask)).move()
+                // Free the slot before reducing: the capacity counts events
+                // waiting, not the one being reduced.
+                spindle_ring_release_consumer(ring, 1)
+                body(event)
             }
-            spindle_ring_release_consumer(ring, run)
             spaceParker?.notify()
             total += run
         }

@@ -20,14 +20,16 @@ extension LoopCore {
         }
 
         while true {
-            let collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
-            var reduced = queue.drain(max: maxBatch) { event in reduce(event, collecting: collecting) }
-            reduced += reduceReentrant(max: maxBatch, collecting: collecting)
+            collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
+            var reduced = queue.drain(max: maxBatch) { event in reduce(event) }
+            reduced += reduceReentrant(max: maxBatch)
             if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
-                publish(collecting: collecting)
-                continue
+                publish()
             }
+            // Checked after every batch, so a discarding stop takes effect
+            // promptly; a draining stop reduces the rest in finish().
             if gate.load(ordering: .acquiring) & 1 != 0 { break }
+            if reduced > 0 { continue }
             parker.wait(spins: options.spinsBeforeParking) { [queue, gate, observers] in
                 !queue.isEmpty || gate.load(ordering: .relaxed) & 1 != 0
                     || observers.hasPending.load(ordering: .relaxed)
@@ -37,7 +39,13 @@ extension LoopCore {
     }
 
     @inline(__always)
-    private func reduce(_ event: consuming Event, collecting: Bool) {
+    private func reduce(_ event: consuming Event) {
+        // Checked per event, after the event was dequeued: an observer that
+        // subscribed before emitting sees the states its own events make.
+        if observerBase == nil, observers.hasPending.load(ordering: .relaxed) {
+            observerBase = (batchStates.count, state)
+            collecting = true
+        }
         state = reducer.reduce(state, event)
         reducedCount &+= 1
         if !inlineWorkers.isEmpty {
@@ -48,25 +56,27 @@ extension LoopCore {
     }
 
     // Events emitted on the reducer thread itself (inline feedbacks, gears).
-    private func reduceReentrant(max: Int, collecting: Bool) -> Int {
+    private func reduceReentrant(max: Int) -> Int {
         var count = 0
         while count < max, let event = reentrant.popFirst() {
-            reduce(event, collecting: collecting)
+            reduce(event)
             count += 1
         }
         return count
     }
 
     // End of a batch: the snapshot, the counters, feedbacks, observers.
-    private func publish(collecting: Bool) {
+    private func publish() {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
-        if collecting {
+        if !dispatchedWorkers.isEmpty {
             for worker in dispatchedWorkers { worker.deliver(batchStates) }
         }
         if observers.isObserved.load(ordering: .relaxed) {
-            observers.deliver(collecting ? batchStates : [], current: state)
+            let base = observerBase ?? (batchStates.count, state)
+            observers.deliver(batchStates, pendingFrom: base.index, firstState: base.state)
         }
+        observerBase = nil
         batchStates.removeAll(keepingCapacity: true)
     }
 
@@ -74,12 +84,12 @@ extension LoopCore {
     // producers blocked on a full ring get out), reduce or discard what is
     // left, then stop the workers, end the observers and report.
     private func finish() {
-        let discard = discardOnStop.load(ordering: .relaxed)
+        let discard = stopMode.load(ordering: .relaxed) == 2
         var discarded = 0
         while true {
             queue.spaceParker?.notify()
             let quiescent = gate.load(ordering: .acquiring) == 1
-            let collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
+            collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
             var handled = 0
             if discard {
                 handled += queue.drain(max: .max) { _ in discarded += 1 }
@@ -87,9 +97,9 @@ extension LoopCore {
                 handled += reentrant.count
                 reentrant.removeAll()
             } else {
-                handled += queue.drain(max: options.maxBatch) { event in reduce(event, collecting: collecting) }
-                handled += reduceReentrant(max: options.maxBatch, collecting: collecting)
-                if handled > 0 { publish(collecting: collecting) }
+                handled += queue.drain(max: options.maxBatch) { event in reduce(event) }
+                handled += reduceReentrant(max: options.maxBatch)
+                if handled > 0 { publish() }
             }
             if handled == 0 {
                 if quiescent { break }

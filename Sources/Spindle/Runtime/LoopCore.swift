@@ -27,8 +27,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     /// atomic: any thread. Bit 0: closed. Bits 1...: emits in flight (x2).
     let gate = ManagedAtomic<Int>(0)
-    /// atomic: set once by stop before closing; read by the reducer thread.
-    let discardOnStop = ManagedAtomic<Bool>(false)
+    /// atomic: 0 until the first stop request, then 1 (drain) or 2
+    /// (discard): set once by compare-exchange, so the first request wins.
+    let stopMode = ManagedAtomic<Int>(0)
     /// atomic: the reducer thread's id, 0 until it starts.
     let reducerThreadToken = ManagedAtomic<UInt>(0)
     /// atomic: 0 joinable, 1 joined by stop, 2 detached (loop released).
@@ -50,6 +51,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     nonisolated(unsafe) var batchStates: [State] = []
     nonisolated(unsafe) var reentrant = Deque<Event>()
     nonisolated(unsafe) var reducedCount = 0
+    /// Whether the current batch collects each state (for feedbacks or observers).
+    nonisolated(unsafe) var collecting = false
+    /// Where waiting `states` observers start in this batch: the state they
+    /// get first, and the index in `batchStates` of the state after it.
+    nonisolated(unsafe) var observerBase: (index: Int, state: State)?
     nonisolated(unsafe) var dispatchedWorkers: [FeedbackWorker<State, Event>] = []
     nonisolated(unsafe) var inlineWorkers: [FeedbackWorker<State, Event>] = []
     nonisolated(unsafe) var attachedWorkers: [FeedbackWorker<State, Event>] = []
@@ -174,7 +180,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     /// Closes the gate and wakes everyone who must notice. Any thread.
     func requestStop(_ mode: StopMode) {
-        if mode == .discardPending { discardOnStop.store(true, ordering: .relaxed) }
+        _ = stopMode.compareExchange(
+            expected: 0, desired: mode == .discardPending ? 2 : 1, ordering: .relaxed)
         _ = gate.loadThenBitwiseOr(with: 1, ordering: .sequentiallyConsistent)
         parker.notify()
         queue.spaceParker?.notify()

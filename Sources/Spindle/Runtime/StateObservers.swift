@@ -57,16 +57,17 @@ final class StateObservers<State: Sendable>: Sendable {
         }
     }
 
-    /// Yields `batch` to active observers, then `current` to pending ones,
-    /// which become active. Reducer thread only.
-    func deliver(_ batch: [State], current: State) {
+    /// Yields `batch` to active observers; pending ones get `firstState`,
+    /// then `batch[pendingFrom...]`, and become active. Reducer thread only.
+    func deliver(_ batch: [State], pendingFrom: Int, firstState: State) {
         storage.withLock { storage in
             for continuation in storage.active.values {
                 for state in batch { continuation.yield(state) }
             }
             if !storage.pending.isEmpty {
                 for (id, continuation) in storage.pending {
-                    continuation.yield(current)
+                    continuation.yield(firstState)
+                    for state in batch[pendingFrom...] { continuation.yield(state) }
                     storage.active[id] = continuation
                 }
                 storage.pending.removeAll()

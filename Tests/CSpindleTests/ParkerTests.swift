@@ -1,0 +1,224 @@
+import CSpindle
+import Foundation
+import Synchronization
+import Testing
+
+/// The waiter's side of the protocol in CSpindle.h: prepare, re-check, then
+/// cancel or wait; loops because wait may return spuriously or time out.
+/// `dawdle` CPU relax hints between the re-check and the wait widen the
+/// window in which a notify lands after prepare but before the wait sleeps:
+/// harmless by the protocol, fatal to an implementation that loses it.
+/// Returns how many waits ran to (roughly) their full timeout, and false if
+/// `deadline` passed before the condition held.
+private func park(on parker: OpaquePointer, timeout: Duration, deadline: ContinuousClock.Instant,
+                  dawdle: Int = 0, until condition: () -> Bool) -> (satisfied: Bool, timeouts: Int) {
+    let timeoutNanoseconds = UInt64(timeout.components.seconds) * 1_000_000_000
+        + UInt64(timeout.components.attoseconds / 1_000_000_000)
+    var timeouts = 0
+    while !condition() {
+        let key = spindle_parker_prepare(parker)
+        if condition() {
+            spindle_parker_cancel(parker)
+            break
+        }
+        for _ in 0..<dawdle { spindle_cpu_relax() }
+        let start = ContinuousClock.now
+        spindle_parker_wait(parker, key, timeoutNanoseconds)
+        if ContinuousClock.now - start >= timeout * 0.9 { timeouts += 1 }
+        if ContinuousClock.now > deadline { return (condition(), timeouts) }
+    }
+    return (true, timeouts)
+}
+
+/// How long one `spindle_parker_wait` slept, measured on its own thread.
+final class WaitDuration: Sendable {
+    let elapsed = Mutex<Duration?>(nil)
+}
+
+/// Runs `spindle_parker_wait(parker, key, timeout)` on its own thread and
+/// returns how long it slept, or nil when it still slept after `limitSeconds`
+/// (a wait that ignores its timeout fails the test instead of hanging it;
+/// the caller then leaks the parker, which that thread still uses).
+private func timedWait(_ parker: OpaquePointer, key: UInt32, timeoutNanoseconds: UInt64,
+                       limitSeconds: Int = 5) -> Duration? {
+    let shared = SharedHandle(raw: parker)
+    let result = WaitDuration()
+    let thread = TestThreads(1, name: "parker-timed") { _ in
+        let start = ContinuousClock.now
+        spindle_parker_wait(shared.raw, key, timeoutNanoseconds)
+        let elapsed = ContinuousClock.now - start
+        result.elapsed.withLock { $0 = elapsed }
+    }
+    guard thread.join(timeoutSeconds: limitSeconds) else { return nil }
+    return result.elapsed.withLock { $0 }
+}
+
+/// State shared by the waiter threads and the notifying test thread.
+final class WakeState: Sendable {
+    let condition = Atomic<Bool>(false)
+    /// Waiters about to call spindle_parker_wait for the first time.
+    let aboutToSleep = Atomic<Int>(0)
+    let unsatisfied = Atomic<Int>(0)
+}
+
+/// Two threads passing a turn counter back and forth, each on its own parker.
+final class PingPongState: Sendable {
+    let turn = Atomic<Int>(0)
+    let timeouts = Atomic<Int>(0)
+    let completedRounds = Atomic<Int>(0)
+}
+
+extension CSpindleTarget {
+    @Suite("spindle_parker: futex event count")
+    struct ParkerTests {
+        @Test func notifyWithNoWaiterReturnsPromptly() throws {
+            let parker = try #require(spindle_parker_create())
+            defer { spindle_parker_destroy(parker) }
+            let start = ContinuousClock.now
+            for _ in 0..<100_000 { spindle_parker_notify(parker) }
+            #expect(ContinuousClock.now - start < .seconds(1))
+        }
+
+        /// A notify is not remembered: a waiter that prepares afterwards sleeps.
+        @Test func notifyBeforePrepareDoesNotWakeALaterWaiter() throws {
+            let parker = try #require(spindle_parker_create())
+            spindle_parker_notify(parker)
+            let key = spindle_parker_prepare(parker)
+            let elapsed = try #require(timedWait(parker, key: key, timeoutNanoseconds: 50_000_000))
+            spindle_parker_destroy(parker)
+            #expect(elapsed >= .milliseconds(49))
+        }
+
+        /// The window the protocol closes: a notify between prepare and wait
+        /// makes the wait return at once instead of sleeping.
+        @Test func notifyBetweenPrepareAndWaitIsNotLost() throws {
+            let parker = try #require(spindle_parker_create())
+            let key = spindle_parker_prepare(parker)
+            spindle_parker_notify(parker)
+            let elapsed = try #require(timedWait(parker, key: key, timeoutNanoseconds: 2_000_000_000))
+            spindle_parker_destroy(parker)
+            #expect(elapsed < .seconds(1))
+        }
+
+        /// White-box: the key is the parker's epoch, which a notify bumps only
+        /// when a waiter is registered. After prepare + cancel nobody is, so
+        /// a notify must leave the key unchanged (and cost one load).
+        @Test func cancelWithdrawsThePreparedWaiter() throws {
+            let parker = try #require(spindle_parker_create())
+            let before = spindle_parker_prepare(parker)
+            spindle_parker_cancel(parker)
+            spindle_parker_notify(parker)
+            let after = spindle_parker_prepare(parker)
+            spindle_parker_cancel(parker)
+            #expect(after == before)
+
+            // And the parker still works: a prepared waiter is notified.
+            let key = spindle_parker_prepare(parker)
+            spindle_parker_notify(parker)
+            let elapsed = try #require(timedWait(parker, key: key, timeoutNanoseconds: 2_000_000_000))
+            spindle_parker_destroy(parker)
+            #expect(elapsed < .seconds(1))
+        }
+
+        @Test("wait returns after about the timeout", arguments: [1, 20, 100, 300])
+        func waitTimesOut(milliseconds: Int) throws {
+            let parker = try #require(spindle_parker_create())
+            let key = spindle_parker_prepare(parker)
+            let elapsed = try #require(timedWait(parker, key: key,
+                                                 timeoutNanoseconds: UInt64(milliseconds) * 1_000_000))
+            spindle_parker_destroy(parker)
+            #expect(elapsed >= .milliseconds(milliseconds) - .microseconds(500))
+            #expect(elapsed < .seconds(2))
+        }
+
+        /// One notify wakes every sleeping waiter, from another thread.
+        @Test("notify from another thread wakes sleeping waiters", arguments: [1, 3])
+        func notifyWakesSleepingWaiters(waiters: Int) throws {
+            let raw = try #require(spindle_parker_create())
+            let parker = SharedHandle(raw: raw)
+            let state = WakeState()
+            let threads = TestThreads(waiters, name: "parker-waiter") { _ in
+                var announced = false
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !state.condition.load(ordering: .sequentiallyConsistent) {
+                    let key = spindle_parker_prepare(parker.raw)
+                    if state.condition.load(ordering: .sequentiallyConsistent) {
+                        spindle_parker_cancel(parker.raw)
+                        break
+                    }
+                    if !announced {
+                        state.aboutToSleep.add(1, ordering: .relaxed)
+                        announced = true
+                    }
+                    // 3 s: a missed notify shows as a late wake-up, not a hang.
+                    spindle_parker_wait(parker.raw, key, 3_000_000_000)
+                    if ContinuousClock.now > deadline {
+                        state.unsatisfied.add(1, ordering: .relaxed)
+                        break
+                    }
+                }
+            }
+            // Let every waiter get into the futex before notifying.
+            let readyDeadline = ContinuousClock.now + .seconds(5)
+            while state.aboutToSleep.load(ordering: .relaxed) < waiters, ContinuousClock.now < readyDeadline {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+
+            let notifiedAt = ContinuousClock.now
+            state.condition.store(true, ordering: .sequentiallyConsistent)
+            spindle_parker_notify(raw)
+            let joined = threads.join(timeoutSeconds: 15)
+            let wokenAfter = ContinuousClock.now - notifiedAt
+            #expect(joined)
+            guard joined else { return }  // leak: a waiter may still sleep on it
+            spindle_parker_destroy(raw)
+            #expect(state.aboutToSleep.load(ordering: .relaxed) == waiters, "every waiter went to sleep")
+            #expect(wokenAfter < .milliseconds(1500), "woken by the notify, not by the 3 s timeout")
+            #expect(state.unsatisfied.load(ordering: .relaxed) == 0)
+        }
+
+        /// 10 000 hand-offs, each one a sleep/notify with no spinning first, so
+        /// that every round runs the prepare / re-check / wait race, the waiter
+        /// pausing a varying while before it waits. A lost wake-up costs the
+        /// 100 ms timeout: the test counts those instead of hanging.
+        @Test func pingPongLosesNoWakeUp() throws {
+            let rounds = 10_000
+            let timeout = Duration.milliseconds(100)
+            let parkers = try [#require(spindle_parker_create()), #require(spindle_parker_create())]
+            let shared = parkers.map { SharedHandle(raw: $0) }
+            let state = PingPongState()
+            let start = ContinuousClock.now
+            let deadline = start + .seconds(25)
+            let threads = TestThreads(2, name: "ping-pong") { side in
+                let mine = shared[side].raw
+                let other = shared[1 - side].raw
+                var timeouts = 0
+                for round in 0..<rounds {
+                    let myTurn = 2 * round + side
+                    let waited = park(on: mine, timeout: timeout, deadline: deadline, dawdle: round % 128) {
+                        state.turn.load(ordering: .sequentiallyConsistent) == myTurn
+                    }
+                    timeouts += waited.timeouts
+                    guard waited.satisfied else { break }
+                    state.turn.store(myTurn + 1, ordering: .sequentiallyConsistent)
+                    spindle_parker_notify(other)
+                    state.completedRounds.add(1, ordering: .relaxed)
+                }
+                state.timeouts.add(timeouts, ordering: .relaxed)
+            }
+            let joined = threads.join(timeoutSeconds: 40)
+            let elapsed = ContinuousClock.now - start
+            #expect(joined)
+            guard joined else { return }  // leak: a thread may still sleep on them
+            for parker in parkers { spindle_parker_destroy(parker) }
+            #expect(state.completedRounds.load(ordering: .relaxed) == 2 * rounds)
+            let timeouts = state.timeouts.load(ordering: .relaxed)
+            // A sound parker times out 0 of the 20 000 waits, even next to
+            // three CPU hogs; one that drops a notify landing between prepare
+            // and wait timed out 22 to 408 of them (a 1% bar would miss it).
+            #expect(timeouts <= 5, "\(timeouts) waits timed out: lost wake-ups")
+            #expect(elapsed < .seconds(30))
+        }
+    }
+}

@@ -1,0 +1,56 @@
+import CSpindle
+import Foundation
+import Synchronization
+import Testing
+
+/// The name a test thread read back from the kernel.
+final class ThreadNameResult: Sendable {
+    let name = Mutex<String?>(nil)
+}
+
+extension CSpindleTarget {
+    @Suite("Thread naming, CPU relax and TSan support")
+    struct ThreadSupportTests {
+        /// The TSan runtime defines `__tsan_init`; it is in the process exactly
+        /// when the targets were built with `--sanitize=thread`.
+        @Test func tsanEnabledMatchesTheSanitizerRuntime() {
+            let runtimeLoaded = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "__tsan_init") != nil
+            #expect(spindle_tsan_enabled() == runtimeLoaded)
+        }
+
+        #if os(Linux)
+        /// Read back through /proc/thread-self/comm, the kernel's copy
+        /// (15 bytes at most on Linux).
+        @Test("spindle_thread_set_name names the calling thread",
+              arguments: [("spindle", "spindle"),
+                          ("exactly-15-char", "exactly-15-char"),
+                          ("spindle-reducer-thread", "spindle-reducer")])
+        func setNameIsVisibleToTheKernel(name: String, expected: String) {
+            let result = ThreadNameResult()
+            let thread = TestThreads(1, name: "unnamed") { _ in
+                spindle_thread_set_name(name)
+                let comm = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
+                result.name.withLock { $0 = comm?.trimmingCharacters(in: .newlines) }
+            }
+            #expect(thread.join())
+            #expect(result.name.withLock { $0 } == expected)
+        }
+        #endif
+
+        @Test func cpuRelaxReturnsPromptly() {
+            let start = ContinuousClock.now
+            for _ in 0..<100_000 { spindle_cpu_relax() }
+            #expect(ContinuousClock.now - start < .seconds(1))
+        }
+
+        /// Unshared, the canary is an ordinary increment (its race only shows
+        /// when two threads call it, under TSan, in the stress suite).
+        @Test func racyIncrementAddsOneWhenUnshared() {
+            var counter = 41
+            spindle_racy_increment(&counter)
+            #expect(counter == 42)
+            for _ in 0..<1000 { spindle_racy_increment(&counter) }
+            #expect(counter == 1042)
+        }
+    }
+}

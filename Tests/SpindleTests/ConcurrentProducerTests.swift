@@ -1,0 +1,83 @@
+import Spindle
+import Testing
+
+/// Per-producer order and conservation, checked inside the reducer.
+struct OrderState: Sendable {
+    var lastSequence: [Int]
+    var reduced = 0
+    var outOfOrder = 0
+
+    init(producers: Int) { lastSequence = Array(repeating: -1, count: producers) }
+}
+
+struct Stamped: Sendable {
+    let producer: Int
+    let sequence: Int
+}
+
+let orderReducer = Reducer<OrderState, Stamped> { state, event in
+    var state = state
+    if event.sequence != state.lastSequence[event.producer] + 1 { state.outOfOrder += 1 }
+    state.lastSequence[event.producer] = event.sequence
+    state.reduced += 1
+    return state
+}
+
+@Suite struct ConcurrentProducerTests {
+    @Test(arguments: allQueueKinds, [1, 2, 4, 8])
+    func everyAcceptedEventIsReducedOnceInProducerOrder(queue: QueueKind, producers: Int) async {
+        let perProducer = 20_000
+        let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
+            .start(options: SpinOptions(queue: queue))
+        let accepted = Recorder<Int>()
+        await onThreads(producers) { producer in
+            var count = 0
+            for sequence in 0..<perProducer where loop.emit(Stamped(producer: producer, sequence: sequence)) == .accepted {
+                count += 1
+            }
+            accepted.append(count)
+        }
+        let report = await loop.stop()
+        let acceptedTotal = accepted.values.reduce(0, +)
+        #expect(acceptedTotal == producers * perProducer)
+        #expect(loop.state.reduced == acceptedTotal)
+        #expect(report.reduced == acceptedTotal)
+        #expect(report.discarded == 0)
+        #expect(loop.state.outOfOrder == 0)
+        #expect(loop.state.lastSequence == Array(repeating: perProducer - 1, count: producers))
+    }
+
+    @Test(arguments: allQueueKinds)
+    func producersRacingStopGetAcceptedOrStoppedAndNothingAcceptedIsLost(queue: QueueKind) async {
+        let producers = 4
+        let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
+            .start(options: SpinOptions(queue: queue))
+        let accepted = Recorder<Int>()
+        let other = Recorder<EmitResult>()
+        async let stopping: StopReport = {
+            try? await Task.sleep(nanoseconds: 2_000_000)
+            return await loop.stop()
+        }()
+        await onThreads(producers) { producer in
+            var count = 0
+            var sequence = 0
+            while sequence < 1_000_000 {
+                let result = loop.emit(Stamped(producer: producer, sequence: sequence))
+                if result == .accepted {
+                    count += 1
+                    sequence += 1
+                } else {
+                    other.append(result)
+                    break
+                }
+            }
+            accepted.append(count)
+        }
+        let report = await stopping
+        let acceptedTotal = accepted.values.reduce(0, +)
+        #expect(other.values.allSatisfy { $0 == .stopped })
+        #expect(report.reduced == acceptedTotal)
+        #expect(loop.state.reduced == acceptedTotal)
+        #expect(loop.state.outOfOrder == 0)
+    }
+}

@@ -1,0 +1,118 @@
+import Dispatch
+import Spindle
+import Testing
+
+enum CounterEvent: Sendable, Equatable {
+    case increment
+}
+
+let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
+
+@Suite struct EveryStateTests {
+    @Test(arguments: allQueueKinds)
+    func aFeedbackSeesTheInitialStateThenEveryStateInOrder(queue: QueueKind) async {
+        let seen = Recorder<Int>()
+        let loop = Spin(initialState: 0) {
+            Feedback<Int, CounterEvent>(effect: { state in
+                seen.append(state)
+                return nil
+            })
+            Reducer(counterReducer.reduce)
+        }.start(options: SpinOptions(queue: queue))
+        for _ in 0..<5_000 { loop.emit(.increment) }
+        #expect(await eventually { seen.count == 5_001 })
+        await loop.stop()
+        #expect(seen.values == Array(0...5_000))
+    }
+
+    @Test func aCounterWhoseFeedbackEmitsConvergesThroughEveryState() async {
+        let seen = Recorder<Int>()
+        let loop = Spin(initialState: 0) {
+            Feedback<Int, CounterEvent>(effect: { state in
+                seen.append(state)
+                return state < 1_000 ? .increment : nil
+            })
+            Reducer(counterReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state == 1_000 && seen.count == 1_001 })
+        await loop.stop()
+        #expect(seen.values == Array(0...1_000))
+    }
+
+    @Test func statesStreamYieldsTheCurrentStateFirstThenEveryNewOne() async {
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+        for _ in 0..<10 { loop.emit(.increment) }
+        #expect(await eventually { loop.state == 10 })
+        let stream = loop.states
+        let collector = Task {
+            var values: [Int] = []
+            for await value in stream { values.append(value) }
+            return values
+        }
+        for _ in 0..<500 { loop.emit(.increment) }
+        #expect(await eventually { loop.state == 510 })
+        await loop.stop()
+        // The stream ends at stop, after the final state.
+        let values = await collector.value
+        #expect(values == Array(10...510))
+    }
+
+    @Test func aStoppedLoopsStatesStreamYieldsTheFinalStateAndEnds() async {
+        let loop = Spin(initialState: 7, feedbacks: [], reducer: counterReducer).start()
+        loop.emit(.increment)
+        await loop.stop()
+        var values: [Int] = []
+        for await value in loop.states { values.append(value) }
+        #expect(values == [8])
+    }
+
+    @Test func inlineFeedbackRunsOnTheReducerThreadAndSeesEveryState() async {
+        let seen = Recorder<Int>()
+        let loop = Spin(initialState: 0) {
+            Feedback<Int, CounterEvent>(effect: { state in
+                seen.append(state)
+                return state < 10_000 ? .increment : nil
+            }).executeOnReducerThread()
+            Reducer(counterReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state == 10_000 })
+        await loop.stop()
+        #expect(seen.values == Array(0...10_000))
+    }
+
+    @Test func spinExecuteOnIsTheDefaultQueueOfFeedbacks() async {
+        let queue = DispatchQueue(label: "test.spin-queue")
+        let key = DispatchSpecificKey<Int>()
+        queue.setSpecific(key: key, value: 42)
+        let onQueue = Recorder<Bool>()
+        let loop = Spin(initialState: 0, executeOn: queue) {
+            Feedback<Int, CounterEvent>(effect: { _ in
+                onQueue.append(DispatchQueue.getSpecific(key: key) == 42)
+                return nil
+            })
+            Reducer(counterReducer.reduce)
+        }.start()
+        loop.emit(.increment)
+        #expect(await eventually { onQueue.count == 2 })
+        await loop.stop()
+        #expect(onQueue.values.allSatisfy { $0 })
+    }
+
+    @Test func executeOnOverridesTheSpinQueue() async {
+        let spinQueue = DispatchQueue(label: "test.spin")
+        let feedbackQueue = DispatchQueue(label: "test.feedback")
+        let key = DispatchSpecificKey<String>()
+        feedbackQueue.setSpecific(key: key, value: "feedback")
+        let labels = Recorder<String?>()
+        let loop = Spin(initialState: 0, executeOn: spinQueue) {
+            Feedback<Int, CounterEvent>(effect: { _ in
+                labels.append(DispatchQueue.getSpecific(key: key))
+                return nil
+            }).execute(on: feedbackQueue)
+            Reducer(counterReducer.reduce)
+        }.start()
+        #expect(await eventually { labels.count == 1 })
+        await loop.stop()
+        #expect(labels.values == ["feedback"])
+    }
+}

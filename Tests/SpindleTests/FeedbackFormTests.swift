@@ -1,0 +1,173 @@
+import Spindle
+import Testing
+
+struct Profile: Sendable, Equatable {
+    var count = 0
+    var name = "spin"
+    var log: [String] = []
+}
+
+enum ProfileEvent: Sendable, Equatable {
+    case increment
+    case note(String)
+}
+
+let profileReducer = Reducer<Profile, ProfileEvent> { state, event in
+    var state = state
+    switch event {
+    case .increment: state.count += 1
+    case .note(let text): state.log.append(text)
+    }
+    return state
+}
+
+struct Boom: Error, Equatable {}
+
+@Suite struct FeedbackFormTests {
+    @Test func filteredFeedbackRunsOnlyForMatchingStates() async {
+        let seen = Recorder<Int>()
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(
+                effect: { state in
+                    seen.append(state.count)
+                    return nil
+                },
+                filteredBy: { $0.count.isMultiple(of: 2) }
+            )
+            Reducer(profileReducer.reduce)
+        }.start()
+        for _ in 0..<10 { loop.emit(.increment) }
+        #expect(await eventually { seen.values.last == 10 })
+        await loop.stop()
+        #expect(seen.values == [0, 2, 4, 6, 8, 10])
+    }
+
+    @Test func lensedFeedbackSeesOnlyItsPartOfTheState() async {
+        let names = Recorder<String>()
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(
+                effect: { (name: String) -> ProfileEvent? in
+                    names.append(name)
+                    return nil
+                },
+                lensingOn: \.name
+            )
+            Reducer(profileReducer.reduce)
+        }.start()
+        #expect(await eventually { names.count == 1 })
+        await loop.stop()
+        #expect(names.values == ["spin"])
+    }
+
+    @Test func asyncLensedFeedbackEmits() async {
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(
+                effect: { (count: Int) async -> ProfileEvent? in count < 3 ? .increment : nil },
+                lensingOn: \.count
+            )
+            Reducer(profileReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state.count == 3 })
+        await loop.stop()
+    }
+
+    // One feedback per spin: each sees only the states its own events make,
+    // so the counts are exact.
+    @Test func twoDependenciesArePassedBeforeTheState() async {
+        @Sendable func effect(prefix: String, limit: Int, state: Profile) -> ProfileEvent? {
+            state.log.count < limit ? .note("\(prefix)\(state.log.count)") : nil
+        }
+        let loop = Spin(initialState: Profile()) {
+            Feedback(effect: effect, dep1: "n", dep2: 2)
+            Reducer(profileReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state.log.count == 2 })
+        await loop.stop()
+        #expect(loop.state.log == ["n0", "n1"])
+    }
+
+    @Test func fiveDependenciesArePassedBeforeTheState() async {
+        @Sendable func effect(_ a: Int, _ b: Int, _ c: Int, _ d: Int, _ e: Int, _ state: Profile) -> ProfileEvent? {
+            state.count < a + b + c + d + e ? .increment : nil
+        }
+        let loop = Spin(initialState: Profile()) {
+            Feedback(effect: effect, dep1: 1, dep2: 1, dep3: 1, dep4: 1, dep5: 2)
+            Reducer(profileReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state.count == 6 })
+        await loop.stop()
+        #expect(loop.state.count == 6)
+    }
+
+    @Test func anAsyncEffectWithADependency() async {
+        @Sendable func effect(_ word: String, _ state: Profile) async -> ProfileEvent? {
+            state.log.isEmpty ? .note(word) : nil
+        }
+        let loop = Spin(initialState: Profile()) {
+            Feedback(effect: effect, dep1: "async")
+            Reducer(profileReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state.log == ["async"] })
+        await loop.stop()
+        #expect(loop.state.log == ["async"])
+    }
+
+    @Test func anAsyncSequenceEffectEmitsEveryElement() async {
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(
+                effect: { (_: Profile) -> AsyncStream<ProfileEvent> in
+                    AsyncStream { continuation in
+                        for index in 0..<3 { continuation.yield(.note("\(index)")) }
+                        continuation.finish()
+                    }
+                },
+                filteredBy: { $0.log.isEmpty && $0.count == 0 }
+            )
+            Reducer(profileReducer.reduce)
+        }.start()
+        #expect(await eventually { loop.state.log.count == 3 })
+        await loop.stop()
+        #expect(loop.state.log == ["0", "1", "2"])
+    }
+
+    @Test func aThrowingEffectReachesTheErrorHookAndTheLoopKeepsRunning() async {
+        let errors = Recorder<Int>()
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(
+                effect: { (state: Profile) async throws -> ProfileEvent? in
+                    if state.count == 0 { throw Boom() }
+                    return nil
+                }
+            )
+            Reducer(profileReducer.reduce)
+        }.start(options: SpinOptions(onEffectError: { error in
+            if error.underlying is Boom { errors.append(error.feedbackIndex) }
+        }))
+        #expect(await eventually { errors.count == 1 })
+        #expect(loop.emit(.increment) == .accepted)
+        #expect(await eventually { loop.state.count == 1 })
+        await loop.stop()
+        #expect(errors.values == [0])
+        #expect(loop.statistics.effectErrors == 1)
+    }
+
+    @Test func aThrowingSequenceEffectReachesTheErrorHook() async {
+        struct Failing: AsyncSequence, AsyncIteratorProtocol, Sendable {
+            typealias Element = ProfileEvent
+            var sent = false
+            mutating func next() async throws -> ProfileEvent? {
+                if sent { throw Boom() }
+                sent = true
+                return .note("before")
+            }
+            func makeAsyncIterator() -> Failing { self }
+        }
+        let errors = Recorder<Int>()
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(effect: { (_: Profile) in Failing() }, filteredBy: { $0.log.isEmpty })
+            Reducer(profileReducer.reduce)
+        }.start(options: SpinOptions(onEffectError: { errors.append($0.feedbackIndex) }))
+        #expect(await eventually { errors.count == 1 && loop.state.log == ["before"] })
+        await loop.stop()
+    }
+}
