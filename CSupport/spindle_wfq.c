@@ -207,8 +207,15 @@ void spindle_wfq_enqueue(spindle_wfq *q, void *payload) {
     (void)cds_wfcq_enqueue(&q->head, &q->tail, &node->link);
 }
 
-bool spindle_wfq_is_empty(spindle_wfq *q) {
-    return cds_wfcq_empty(&q->head, &q->tail);
+// Consumer only: the node `next` returned last stays in the batch until the
+// following `next` retires it, so it does not count as unread.
+static bool batch_has_unread(spindle_wfq *q) {
+    if (cds_wfcq_empty(&q->batch_head, &q->batch_tail)) return false;
+    return q->cursor == NULL || &q->cursor->link != q->batch_tail.p;
+}
+
+bool spindle_wfq_is_empty_consumer(spindle_wfq *q) {
+    return cds_wfcq_empty(&q->head, &q->tail) && !batch_has_unread(q);
 }
 
 size_t spindle_wfq_allocated_nodes(spindle_wfq *q) {
@@ -225,17 +232,6 @@ static void backoff(unsigned *attempt) {
         sched_yield();
     }
     (*attempt)++;
-}
-
-bool spindle_wfq_splice_consumer(spindle_wfq *q) {
-    unsigned attempt = 0;
-    for (;;) {
-        enum cds_wfcq_ret ret = __cds_wfcq_splice_nonblocking(&q->batch_head, &q->batch_tail,
-                                                              &q->head, &q->tail);
-        if (ret != CDS_WFCQ_RET_WOULDBLOCK) break;
-        backoff(&attempt);
-    }
-    return !cds_wfcq_empty(&q->batch_head, &q->batch_tail);
 }
 
 static void flush_released(spindle_wfq *q) {
@@ -258,6 +254,27 @@ static void retire_cursor(spindle_wfq *q, struct spindle_wfq_node *node) {
     if (++q->release_count >= SPINDLE_WFQ_RELEASE_FLUSH) flush_released(q);
 }
 
+// The batch is fully read: retire its last node, reset the batch (its tail
+// would otherwise point at a retired node), and hand retired nodes back.
+static void exhaust_batch(spindle_wfq *q) {
+    if (q->cursor != NULL) retire_cursor(q, q->cursor);
+    __cds_wfcq_init(&q->batch_head, &q->batch_tail);
+    q->cursor = NULL;
+    flush_released(q);
+}
+
+bool spindle_wfq_splice_consumer(spindle_wfq *q) {
+    if (q->cursor != NULL && &q->cursor->link == q->batch_tail.p) exhaust_batch(q);
+    unsigned attempt = 0;
+    for (;;) {
+        enum cds_wfcq_ret ret = __cds_wfcq_splice_nonblocking(&q->batch_head, &q->batch_tail,
+                                                              &q->head, &q->tail);
+        if (ret != CDS_WFCQ_RET_WOULDBLOCK) break;
+        backoff(&attempt);
+    }
+    return batch_has_unread(q);
+}
+
 void *spindle_wfq_next_consumer(spindle_wfq *q) {
     struct spindle_wfq_node *cursor = q->cursor;
     struct cds_wfcq_node *next;
@@ -269,15 +286,11 @@ void *spindle_wfq_next_consumer(spindle_wfq *q) {
         if (next != CDS_WFCQ_WOULDBLOCK) break;
         backoff(&attempt);
     }
-    if (cursor != NULL) retire_cursor(q, cursor);
     if (next == NULL) {
-        // Batch exhausted: its tail points at a retired node, so reset it
-        // before the next splice, and hand the retired nodes back.
-        __cds_wfcq_init(&q->batch_head, &q->batch_tail);
-        q->cursor = NULL;
-        flush_released(q);
+        exhaust_batch(q);
         return NULL;
     }
+    if (cursor != NULL) retire_cursor(q, cursor);
     struct spindle_wfq_node *node = caa_container_of(next, struct spindle_wfq_node, link);
     SPINDLE_TSAN_ACQUIRE(node);
     q->cursor = node;

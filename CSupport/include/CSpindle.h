@@ -42,7 +42,7 @@ extern "C" {
 ///   | operation            | acquire | enqueue | splice/next | release |
 ///   | acquire   (any)      |   yes   |   yes   |     yes     |   yes   |
 ///   | enqueue   (any)      |   yes   |   yes   |     yes     |   yes   |
-///   | splice/next (1 cons.)|   yes   |   yes   |     no*     |   yes   |
+///   | splice/next/is_empty |   yes   |   yes   |     no*     |   yes   |
 ///   | release   (any)      |   yes   |   yes   |     yes     |   yes   |
 ///   * consumer operations must be called from one thread at a time.
 typedef struct spindle_wfq spindle_wfq;
@@ -74,7 +74,7 @@ void spindle_wfq_enqueue(spindle_wfq *queue, void *payload);
 /// Moves every node enqueued so far into the consumer's private batch.
 /// Consumer only. Non-blocking: when a producer is caught mid-enqueue it backs
 /// off briefly (spin, then yield) instead of liburcu's fixed 10 ms sleep.
-/// Returns true if the batch is non-empty afterwards.
+/// Returns true if the batch holds an unread node afterwards.
 bool spindle_wfq_splice_consumer(spindle_wfq *queue);
 
 /// Returns the next payload of the private batch, in enqueue order per
@@ -87,9 +87,9 @@ void *spindle_wfq_next_consumer(spindle_wfq *queue);
 /// Returns a node that was acquired but never enqueued to the pool. Any thread.
 void spindle_wfq_release(spindle_wfq *queue, void *payload);
 
-/// True when nothing is enqueued and the private batch is exhausted. Any
-/// thread, but only the consumer gets a stable answer.
-bool spindle_wfq_is_empty(spindle_wfq *queue);
+/// True when nothing is enqueued and the private batch holds no unread node.
+/// Consumer only (it reads the consumer's private batch).
+bool spindle_wfq_is_empty_consumer(spindle_wfq *queue);
 
 /// Number of nodes ever allocated (pool size). Any thread; for tests and
 /// benchmarks (steady state means this stops growing).

@@ -22,9 +22,8 @@ private func readBatch(_ queue: OpaquePointer, limit: Int = 1_000_000) -> [Int] 
 }
 
 /// Splices and reads until the queue is empty (at most `limit` events).
-/// One empty batch after a true splice is tolerated: splice also counts the
-/// node `next` returned last (see spliceCountsOnlyUnreadEvents); two in a row
-/// would loop forever.
+/// A true splice followed by an empty batch is a bug (see
+/// spliceCountsOnlyUnreadEvents); two in a row would loop forever.
 private func drainAll(_ queue: OpaquePointer, limit: Int = 1_000_000,
                       sourceLocation: SourceLocation = #_sourceLocation) -> [Int] {
     var values: [Int] = []
@@ -32,7 +31,7 @@ private func drainAll(_ queue: OpaquePointer, limit: Int = 1_000_000,
     while values.count < limit, spindle_wfq_splice_consumer(queue) {
         let batch = readBatch(queue, limit: limit - values.count)
         emptyBatches = batch.isEmpty ? emptyBatches + 1 : 0
-        if emptyBatches == 2 {
+        if emptyBatches == 1 {
             Issue.record("splice keeps reporting a non-empty batch, next finds nothing",
                          sourceLocation: sourceLocation)
             break
@@ -101,7 +100,7 @@ extension CSpindleTarget {
         @Test func emptyQueueSplicesNothingAndReturnsNull() throws {
             let queue = try makeIntQueue()
             defer { spindle_wfq_destroy(queue) }
-            #expect(spindle_wfq_is_empty(queue))
+            #expect(spindle_wfq_is_empty_consumer(queue))
             #expect(!spindle_wfq_splice_consumer(queue))
             #expect(spindle_wfq_next_consumer(queue) == nil)
             #expect(spindle_wfq_allocated_nodes(queue) == 0, "no slab before the first acquire")
@@ -110,51 +109,39 @@ extension CSpindleTarget {
         @Test func isEmptyBeforeEnqueueAndAfterTheBatchIsExhausted() throws {
             let queue = try makeIntQueue()
             defer { spindle_wfq_destroy(queue) }
-            #expect(spindle_wfq_is_empty(queue))
+            #expect(spindle_wfq_is_empty_consumer(queue))
             try enqueue(queue, 1)
-            #expect(!spindle_wfq_is_empty(queue))
+            #expect(!spindle_wfq_is_empty_consumer(queue))
             try enqueue(queue, 2)
             #expect(drainAll(queue) == [1, 2])
-            #expect(spindle_wfq_is_empty(queue))
+            #expect(spindle_wfq_is_empty_consumer(queue))
         }
 
-        /// CSpindle.h: "True when nothing is enqueued and the private batch is
-        /// exhausted." spindle_wfq.c:210 only looks at the shared queue, so it
-        /// reports empty as soon as a splice moved the events into the batch.
-        /// LockFreeQueue.isEmpty / depth inherit the bug after a drain(max:)
-        /// that stopped mid-batch.
+        /// Regression: is_empty once looked only at the shared queue, so it
+        /// reported empty while spliced events were still unread.
         @Test func isEmptyIsFalseWhileTheConsumerBatchStillHoldsEvents() throws {
             let queue = try makeIntQueue()
             defer { spindle_wfq_destroy(queue) }
             for value in 1...3 { try enqueue(queue, value) }
             #expect(spindle_wfq_splice_consumer(queue))
-            withKnownIssue("spindle_wfq_is_empty ignores the private batch (spindle_wfq.c:210)") {
-                #expect(!spindle_wfq_is_empty(queue), "3 spliced events not read yet")
-            }
+            #expect(!spindle_wfq_is_empty_consumer(queue), "3 spliced events not read yet")
             #expect(spindle_wfq_next_consumer(queue)?.load(as: Int.self) == 1)
-            withKnownIssue("spindle_wfq_is_empty ignores the private batch (spindle_wfq.c:210)") {
-                #expect(!spindle_wfq_is_empty(queue), "2 spliced events not read yet")
-            }
+            #expect(!spindle_wfq_is_empty_consumer(queue), "2 spliced events not read yet")
             #expect(drain(queue, max: 10) == [2, 3])
-            #expect(spindle_wfq_is_empty(queue))
+            #expect(spindle_wfq_is_empty_consumer(queue))
             try expectEveryNodeBackInThePool(queue)
         }
 
-        /// CSpindle.h: splice "returns true if the batch is non-empty
-        /// afterwards", and is_empty calls a batch whose events were all read
-        /// "exhausted". spindle_wfq.c:238 also counts the node `next` returned
-        /// last (retired only by the following `next`), so a splice-first
-        /// consumer (`while splice { while let p = next {...} }`) runs one
-        /// extra empty round. Harmless to LockFreeQueue.drain (next first).
+        /// Regression: splice once counted the node `next` returned last
+        /// (retired only by the following `next`) as unread, so a splice-first
+        /// consumer ran one extra empty round.
         @Test func spliceCountsOnlyUnreadEvents() throws {
             let queue = try makeIntQueue()
             defer { spindle_wfq_destroy(queue) }
             try enqueue(queue, 1)
             #expect(spindle_wfq_splice_consumer(queue))
             #expect(spindle_wfq_next_consumer(queue)?.load(as: Int.self) == 1)
-            withKnownIssue("splice counts the already-returned cursor node (spindle_wfq.c:238)") {
-                #expect(!spindle_wfq_splice_consumer(queue), "nothing enqueued, nothing unread")
-            }
+            #expect(!spindle_wfq_splice_consumer(queue), "nothing enqueued, nothing unread")
             #expect(spindle_wfq_next_consumer(queue) == nil)
             #expect(!spindle_wfq_splice_consumer(queue))
             try expectEveryNodeBackInThePool(queue)

@@ -34,7 +34,7 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
         return count
     }
 
-    var isEmpty: Bool { shared.withLock { $0.isEmpty } }
+    var isEmpty: Bool { batch.isEmpty && shared.withLock { $0.isEmpty } }
 
     var depth: Int { shared.withLock { $0.count } }
 

@@ -16,9 +16,7 @@ protocol EventQueue<Event>: AnyObject, Sendable {
     /// - Complexity: O(n) in the events handed out.
     func drain(max: Int, _ body: (consuming Event) -> Void) -> Int
 
-    /// True when no producer has enqueued anything since the consumer's last
-    /// drain. Events the consumer already took into its private batch are
-    /// not counted: `drain` returning 0 says the batch is empty too.
+    /// True when nothing is waiting. Reducer thread only (exact there).
     var isEmpty: Bool { get }
 
     /// Events waiting (approximate under concurrency). The lock-free queue

@@ -48,7 +48,7 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
         return count
     }
 
-    var isEmpty: Bool { spindle_wfq_is_empty(raw) }
+    var isEmpty: Bool { spindle_wfq_is_empty_consumer(raw) }
 
     var depth: Int { isEmpty ? 0 : 1 }
 
