@@ -54,14 +54,15 @@ let orderReducer = Reducer<OrderState, Stamped> { state, event in
             .start(options: SpinOptions(queue: queue))
         let accepted = Recorder<Int>()
         let other = Recorder<EmitResult>()
+        // Stop once reduction is under way, so it lands mid-stream.
         async let stopping: StopReport = {
-            try? await Task.sleep(nanoseconds: 2_000_000)
+            _ = await eventually { loop.statistics.reducedEvents > 1_000 }
             return await loop.stop()
         }()
         await onThreads(producers) { producer in
             var count = 0
             var sequence = 0
-            while sequence < 1_000_000 {
+            while sequence < 50_000 {
                 let result = loop.emit(Stamped(producer: producer, sequence: sequence))
                 if result == .accepted {
                     count += 1

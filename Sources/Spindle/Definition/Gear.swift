@@ -1,4 +1,3 @@
-import Synchronization
 
 /// A gear connects spins: a feedback of one spin propagates events to the
 /// gear, and feedbacks of other spins (attached to the same gear) turn them
@@ -17,7 +16,7 @@ public final class Gear<Event: Sendable>: Sendable {
     }
 
     // protected by lock: the attached loops' receivers, and the next id.
-    private let subscribers = Mutex<(list: [Subscriber], nextID: UInt64)>(([], 0))
+    private let subscribers = Lock<(list: [Subscriber], nextID: UInt64)>(([], 0))
 
     /// Creates a gear with no attached loops.
     public init() {}

@@ -18,7 +18,7 @@ public enum QueueKind: Sendable, Hashable {
     case lockFree
     /// Bounded ring in C11 atomics, with an overflow policy.
     case bounded(capacity: Int, overflow: OverflowPolicy)
-    /// The pure-Swift comparison queue (`Mutex` + `Deque`), for benchmarks.
+    /// The pure-Swift comparison queue (a lock around a `Deque`), for benchmarks.
     case baseline
 }
 

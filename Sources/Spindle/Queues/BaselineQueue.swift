@@ -1,7 +1,6 @@
 import DequeModule
-import Synchronization
 
-/// The pure-Swift comparison queue: a `Mutex` around a `Deque`, drained in
+/// The pure-Swift comparison queue: a lock (pthread mutex) around a `Deque`, drained in
 /// batches by swapping the whole deque out under one lock acquisition (the
 /// fastest plain-Swift MPSC design we know; no dispatch per event).
 ///
@@ -10,7 +9,7 @@ import Synchronization
 ///
 /// Thread safety: `tryEnqueue` from any thread; `drain` on the consumer only.
 final class BaselineQueue<Event: Sendable>: EventQueue {
-    private let shared = Mutex<Deque<Event>>([])
+    private let shared = Lock<Deque<Event>>([])
     // Reducer thread only: the batch taken out of `shared`, and its count.
     nonisolated(unsafe) private var batch = Deque<Event>()
 

@@ -1,6 +1,5 @@
 import Atomics
 import Dispatch
-import Synchronization
 
 /// Runs one feedback of a running loop.
 ///
@@ -35,9 +34,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     let queue: DispatchQueue
     private let core: LoopCore<State, Event>
     // protected by lock: states waiting for the drain, and the drain flag.
-    private let mailbox = Mutex(Mailbox())
+    private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
-    private let runs = Mutex(Runs())
+    private let runs = Lock(Runs())
 
     init(index: Int, feedback: Feedback<State, Event>, queue: DispatchQueue, core: LoopCore<State, Event>) {
         self.index = index

@@ -1,7 +1,6 @@
 import Atomics
 import DequeModule
 import Dispatch
-import Synchronization
 
 /// The engine behind a ``SpinLoop``: the gate that decides what `emit`
 /// accepts, the event queue, the reducer thread and the feedback workers.
@@ -41,7 +40,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     }
 
     // protected by lock: the final report and the stop calls waiting for it.
-    private let completion = Mutex(Completion())
+    private let completion = Lock(Completion())
     // Set once in start(), before any other thread can see the core.
     nonisolated(unsafe) private(set) var thread: OSThread?
 

@@ -1,5 +1,4 @@
 import Atomics
-import Synchronization
 
 /// The observers of `SpinLoop.states`: each sees the loop's current state
 /// first, then every new state, in reduction order.
@@ -19,7 +18,7 @@ final class StateObservers<State: Sendable>: Sendable {
     }
 
     // protected by lock
-    private let storage = Mutex(Storage())
+    private let storage = Lock(Storage())
     /// atomic: any thread. True while any observer is active or pending, so
     /// the reducer knows whether to collect each state of a batch.
     let isObserved = ManagedAtomic<Bool>(false)
