@@ -98,6 +98,10 @@ void spindle_parker_notify(spindle_parker *p) {
     // `waiters` (Dekker with prepare's RMW): either we see the waiter, or it
     // sees the condition.
     atomic_thread_fence(memory_order_seq_cst);
+    spindle_parker_notify_after_rmw(p);
+}
+
+void spindle_parker_notify_after_rmw(spindle_parker *p) {
     if (atomic_load_explicit(&p->waiters, memory_order_seq_cst) == 0) return;
     atomic_fetch_add_explicit(&p->epoch, 1, memory_order_seq_cst);
 #ifdef __linux__

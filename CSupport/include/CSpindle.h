@@ -191,6 +191,12 @@ void spindle_parker_notify(spindle_parker *parker);
 /// which Swift's Glibc module does not define.
 void spindle_thread_set_name(const char *name);
 
+/// `spindle_parker_notify` without its leading fence, for callers that have
+/// just performed a sequentially consistent read-modify-write after making
+/// the waiters' condition true (a locked instruction on x86, an acquire-
+/// release RMW on ARMv8: both order the earlier write before this load).
+void spindle_parker_notify_after_rmw(spindle_parker *parker);
+
 /// One CPU relax hint (`pause` on x86), for spin loops in Swift.
 void spindle_cpu_relax(void);
 

@@ -1,17 +1,19 @@
-import DequeModule
-
-/// The pure-Swift comparison queue: a lock (pthread mutex) around a `Deque`, drained in
-/// batches by swapping the whole deque out under one lock acquisition (the
-/// fastest plain-Swift MPSC design we know; no dispatch per event).
+/// The pure-Swift comparison queue: a lock (pthread mutex) around a growable
+/// ring buffer, drained in batches by swapping the whole buffer out under one
+/// lock acquisition (the fastest plain-Swift MPSC design we know; no dispatch
+/// per event). It handles `Event` payloads exactly as the C queues do (raw
+/// memory, value witnesses), so the benchmarks compare queues, not generic
+/// overheads.
 ///
 /// The engine around it (reducer thread, parking, feedback delivery) is the
-/// same as for the C queues, so the benchmarks compare queues, not engines.
+/// same as for the C queues.
 ///
-/// Thread safety: `tryEnqueue` from any thread; `drain` on the consumer only.
+/// Thread safety: `tryEnqueue` from any thread; `drain`, `isEmpty` on the
+/// consumer only.
 final class BaselineQueue<Event: Sendable>: EventQueue {
-    private let shared = Lock<Deque<Event>>([])
-    // Reducer thread only: the batch taken out of `shared`, and its count.
-    nonisolated(unsafe) private var batch = Deque<Event>()
+    private let shared = Lock(RawFIFO<Event>(capacity: 1024))
+    // Reducer thread only: the batch taken out of `shared`.
+    @exclusivity(unchecked) nonisolated(unsafe) private var batch = RawFIFO<Event>(capacity: 1024)
 
     init() {}
 
@@ -23,11 +25,11 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
 
     func drain(max: Int, _ body: (consuming Event) -> Void) -> Int {
         if batch.isEmpty {
-            shared.withLock { swap(&$0, &batch) }
+            shared.withLock { $0.exchange(with: &batch) }
         }
         var count = 0
-        while count < max, let event = batch.popFirst() {
-            body(event)
+        while count < max, !batch.isEmpty {
+            body(batch.removeFirst())
             count += 1
         }
         return count

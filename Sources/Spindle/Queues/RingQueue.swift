@@ -52,8 +52,10 @@ final class RingQueue<Event: Sendable>: EventQueue {
             var first: UInt64 = 0
             let run = spindle_ring_available_consumer(ring, min(max - total, capacity), &first)
             if run == 0 { break }
-            for offset in 0..<run {
-                let event = (slots + Int((first &+ UInt64(offset)) & mask)).move()
+            var offset: UInt64 = 0
+            while offset < UInt64(run) {
+                let event = (slots + Int((first &+ offset) & mask)).move()
+                offset &+= 1
                 // Free the slot before reducing: the capacity counts events
                 // waiting, not the one being reduced.
                 spindle_ring_release_consumer(ring, 1)

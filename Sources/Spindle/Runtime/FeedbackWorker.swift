@@ -33,6 +33,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     let feedback: Feedback<State, Event>
     let queue: DispatchQueue
     private let core: LoopCore<State, Event>
+    // Unpacked once, so the reducer thread's inline path touches no generic
+    // enum (see RawFIFO on generic metadata costs).
+    private let inlineEffect: (@Sendable (State) -> Event?)?
+    private let filter: (@Sendable (State) -> Bool)?
     // protected by lock: states waiting for the drain, and the drain flag.
     private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
@@ -43,6 +47,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         self.feedback = feedback
         self.queue = queue
         self.core = core
+        self.filter = feedback.filter
+        if case .sync(let effect) = feedback.effect, feedback.runsOnReducerThread {
+            inlineEffect = effect
+        } else {
+            inlineEffect = nil
+        }
     }
 
     /// Subscribes an attached feedback (gear). Called once at loop start.
@@ -59,7 +69,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Queues a batch of states for the feedback. Reducer thread only.
-    func deliver(_ states: [State]) {
+    func deliver(_ states: UnsafeBufferPointer<State>) {
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
             mailbox.pending.append(contentsOf: states)
@@ -73,9 +83,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// Runs a synchronous feedback on the reducer thread. Reducer thread only.
     @inline(__always)
     func runInline(_ state: State) {
-        if let filter = feedback.filter, !filter(state) { return }
-        guard case .sync(let effect) = feedback.effect else { return }
-        if let event = effect(state) { _ = core.emit(event) }
+        if let filter, !filter(state) { return }
+        if let event = inlineEffect.unsafelyUnwrapped(state) { _ = core.emit(event) }
     }
 
     /// Stops the worker: no further runs, every live run cancelled, the gear

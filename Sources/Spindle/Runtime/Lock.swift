@@ -17,12 +17,12 @@ import Darwin
 ///
 /// Thread safety: `withLock` from any thread; the value is only reachable
 /// inside it.
-final class Lock<Value> {
+final class Lock<Value: ~Copyable> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // protected by `mutex`
     private var value: Value
 
-    init(_ value: Value) {
+    init(_ value: consuming Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let result = pthread_mutex_init(mutex, nil)
@@ -47,4 +47,4 @@ final class Lock<Value> {
 
 // The value is only reachable under the mutex, so the lock may be shared
 // whenever the value itself may cross threads.
-extension Lock: @unchecked Sendable where Value: Sendable {}
+extension Lock: @unchecked Sendable where Value: Sendable & ~Copyable {}

@@ -12,16 +12,16 @@ extension LoopCore {
 
         // The initial state: every feedback sees it first.
         let initial = state
-        for worker in inlineWorkers { worker.runInline(initial) }
-        if !dispatchedWorkers.isEmpty {
+        if hasInlineWorkers { runInlineWorkers() }
+        if hasDispatchedWorkers {
             batchStates.append(initial)
-            for worker in dispatchedWorkers { worker.deliver(batchStates) }
-            batchStates.removeAll(keepingCapacity: true)
+            for worker in dispatchedWorkers { worker.deliver(batchStates.elements) }
+            batchStates.removeAll()
         }
 
         while true {
-            collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
-            var reduced = queue.drain(max: maxBatch) { event in reduce(event) }
+            collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
+            var reduced = drainQueue(max: maxBatch) { event in reduce(event) }
             reduced += reduceReentrant(max: maxBatch)
             if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
                 publish()
@@ -30,8 +30,8 @@ extension LoopCore {
             // promptly; a draining stop reduces the rest in finish().
             if gate.load(ordering: .acquiring) & 1 != 0 { break }
             if reduced > 0 { continue }
-            parker.wait(spins: options.spinsBeforeParking) { [queue, gate, observers] in
-                !queue.isEmpty || gate.load(ordering: .relaxed) & 1 != 0
+            parker.wait(spins: options.spinsBeforeParking) { [gate, observers] in
+                !queueIsEmpty || gate.load(ordering: .relaxed) & 1 != 0
                     || observers.hasPending.load(ordering: .relaxed)
             }
         }
@@ -42,24 +42,31 @@ extension LoopCore {
     private func reduce(_ event: consuming Event) {
         // Checked per event, after the event was dequeued: an observer that
         // subscribed before emitting sees the states its own events make.
-        if observerBase == nil, observers.hasPending.load(ordering: .relaxed) {
-            observerBase = (batchStates.count, state)
+        if observerBaseIndex < 0, observersPending.load(ordering: .relaxed) {
+            observerBaseIndex = batchStates.count
+            observerBaseState = state
             collecting = true
         }
-        state = reducer.reduce(state, event)
+        state = reduceFunction(state, event)
         reducedCount &+= 1
-        if !inlineWorkers.isEmpty {
-            let current = state
-            for worker in inlineWorkers { worker.runInline(current) }
-        }
+        if hasInlineWorkers { runInlineWorkers() }
         if collecting { batchStates.append(state) }
+    }
+
+    // Out of line on purpose: iterating the workers needs generic metadata
+    // (Optional<FeedbackWorker<…>>), and inlined, the compiler fetches it at
+    // the top of `reduce` for every event, inline workers or not.
+    @inline(never)
+    private func runInlineWorkers() {
+        let current = state
+        for worker in inlineWorkers { worker.runInline(current) }
     }
 
     // Events emitted on the reducer thread itself (inline feedbacks, gears).
     private func reduceReentrant(max: Int) -> Int {
         var count = 0
-        while count < max, let event = reentrant.popFirst() {
-            reduce(event)
+        while count < max, !reentrant.isEmpty {
+            reduce(reentrant.removeFirst())
             count += 1
         }
         return count
@@ -69,15 +76,18 @@ extension LoopCore {
     private func publish() {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
-        if !dispatchedWorkers.isEmpty {
-            for worker in dispatchedWorkers { worker.deliver(batchStates) }
+        if hasDispatchedWorkers {
+            for worker in dispatchedWorkers { worker.deliver(batchStates.elements) }
         }
         if observers.isObserved.load(ordering: .relaxed) {
-            let base = observerBase ?? (batchStates.count, state)
-            observers.deliver(batchStates, pendingFrom: base.index, firstState: base.state)
+            if observerBaseIndex < 0 {
+                observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
+            } else {
+                observers.deliver(batchStates.elements, pendingFrom: observerBaseIndex, firstState: observerBaseState)
+            }
         }
-        observerBase = nil
-        batchStates.removeAll(keepingCapacity: true)
+        observerBaseIndex = -1
+        batchStates.removeAll()
     }
 
     // The gate is closed. Wait until no emit is in flight (draining, so that
@@ -87,17 +97,17 @@ extension LoopCore {
         let discard = stopMode.load(ordering: .relaxed) == 2
         var discarded = 0
         while true {
-            queue.spaceParker?.notify()
+            spaceParker?.notify()
             let quiescent = gate.load(ordering: .acquiring) == 1
-            collecting = !dispatchedWorkers.isEmpty || observers.isObserved.load(ordering: .relaxed)
+            collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var handled = 0
             if discard {
-                handled += queue.drain(max: .max) { _ in discarded += 1 }
+                handled += drainQueue(max: .max) { _ in discarded += 1 }
                 discarded += reentrant.count
                 handled += reentrant.count
                 reentrant.removeAll()
             } else {
-                handled += queue.drain(max: options.maxBatch) { event in reduce(event) }
+                handled += drainQueue(max: options.maxBatch) { event in reduce(event) }
                 handled += reduceReentrant(max: options.maxBatch)
                 if handled > 0 { publish() }
             }
@@ -117,7 +127,9 @@ extension LoopCore {
         dispatchedWorkers = []
         inlineWorkers = []
         attachedWorkers = []
-        batchStates = []
+        batchStates.removeAll()
+        hasDispatchedWorkers = false
+        hasInlineWorkers = false
         let report = StopReport(reduced: reducedCount, discarded: discarded)
         complete(with: report)
     }

@@ -1,5 +1,4 @@
 import Atomics
-import DequeModule
 import Dispatch
 
 /// The engine behind a ``SpinLoop``: the gate that decides what `emit`
@@ -17,7 +16,19 @@ import Dispatch
 final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let options: SpinOptions
     let reducer: Reducer<State, Event>
-    let queue: any EventQueue<Event>
+    /// `reducer.reduce` and `observers.hasPending`, hoisted so that the
+    /// per-event path loads them without generic field-offset lookups.
+    let reduceFunction: @Sendable (State, Event) -> State
+    let observersPending: ManagedAtomic<Bool>
+    // The event queue, concretely typed (an existential would stop the
+    // compiler from calling its methods directly): exactly one is non-nil,
+    // named by `queueTag`.
+    let queueTag: QueueTag
+    let lockFreeQueue: LockFreeQueue<Event>?
+    let ringQueue: RingQueue<Event>?
+    let baselineQueue: BaselineQueue<Event>?
+    /// Blocked producers wait here for space (bounded queue only).
+    let spaceParker: Parker?
     let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
     let observers = StateObservers<State>()
@@ -46,29 +57,52 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     // reducer thread only: the running state, the states of the current
     // batch, events emitted on the reducer thread itself, the workers.
-    nonisolated(unsafe) var state: State
-    nonisolated(unsafe) var batchStates: [State] = []
-    nonisolated(unsafe) var reentrant = Deque<Event>()
-    nonisolated(unsafe) var reducedCount = 0
+    // (Raw buffers and scalars rather than Array/Deque/tuples: see RawFIFO.)
+    // `@exclusivity(unchecked)`: one thread touches them, so the dynamic
+    // exclusivity checks (~5% of the reducer's time) prove nothing.
+    @exclusivity(unchecked) nonisolated(unsafe) var state: State
+    @exclusivity(unchecked) nonisolated(unsafe) var batchStates = RawBatch<State>()
+    @exclusivity(unchecked) nonisolated(unsafe) var reentrant = RawFIFO<Event>()
+    @exclusivity(unchecked) nonisolated(unsafe) var reducedCount = 0
     /// Whether the current batch collects each state (for feedbacks or observers).
-    nonisolated(unsafe) var collecting = false
-    /// Where waiting `states` observers start in this batch: the state they
-    /// get first, and the index in `batchStates` of the state after it.
-    nonisolated(unsafe) var observerBase: (index: Int, state: State)?
+    @exclusivity(unchecked) nonisolated(unsafe) var collecting = false
+    /// Where waiting `states` observers start in this batch: they get
+    /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
+    /// -1: no observer waiting.
+    @exclusivity(unchecked) nonisolated(unsafe) var observerBaseIndex = -1
+    @exclusivity(unchecked) nonisolated(unsafe) var observerBaseState: State
     nonisolated(unsafe) var dispatchedWorkers: [FeedbackWorker<State, Event>] = []
     nonisolated(unsafe) var inlineWorkers: [FeedbackWorker<State, Event>] = []
     nonisolated(unsafe) var attachedWorkers: [FeedbackWorker<State, Event>] = []
+    @exclusivity(unchecked) nonisolated(unsafe) var hasDispatchedWorkers = false
+    @exclusivity(unchecked) nonisolated(unsafe) var hasInlineWorkers = false
 
     init(spin: Spin<State, Event>, options: SpinOptions) {
         self.options = options
         self.reducer = spin.reducer
+        self.reduceFunction = spin.reducer.reduce
+        self.observersPending = observers.hasPending
         self.state = spin.initialState
+        self.observerBaseState = spin.initialState
         self.snapshot = StateSnapshot(spin.initialState)
+        var lockFree: LockFreeQueue<Event>?
+        var ring: RingQueue<Event>?
+        var baseline: BaselineQueue<Event>?
         switch options.queue {
-        case .lockFree: queue = LockFreeQueue<Event>()
-        case .bounded(let capacity, _): queue = RingQueue<Event>(capacity: capacity)
-        case .baseline: queue = BaselineQueue<Event>()
+        case .lockFree:
+            queueTag = .lockFree
+            lockFree = LockFreeQueue<Event>()
+        case .bounded(let capacity, _):
+            queueTag = .ring
+            ring = RingQueue<Event>(capacity: capacity)
+        case .baseline:
+            queueTag = .baseline
+            baseline = BaselineQueue<Event>()
         }
+        lockFreeQueue = lockFree
+        ringQueue = ring
+        baselineQueue = baseline
+        spaceParker = ring?.spaceParker
     }
 
     /// Creates the workers, attaches gear feedbacks and starts the reducer
@@ -86,6 +120,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
                 dispatchedWorkers.append(worker)
             }
         }
+        hasDispatchedWorkers = !dispatchedWorkers.isEmpty
+        hasInlineWorkers = !inlineWorkers.isEmpty
         // Attached before the thread starts: gear events sent right after
         // start() are queued, not missed.
         for worker in attachedWorkers { worker.attach() }
@@ -115,9 +151,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
             counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
             return .stopped
         }
-        let result: EmitResult = queue.tryEnqueue(event) ? .accepted : overflow(event)
-        gate.wrappingDecrement(by: 2, ordering: .releasing)
-        if result == .accepted { parker.notify() }
+        let result: EmitResult = tryEnqueue(event) ? .accepted : overflow(event)
+        // Sequentially consistent: this RMW is the barrier between the
+        // enqueue and the parker's load of its waiter count.
+        gate.wrappingDecrement(by: 2, ordering: .sequentiallyConsistent)
+        if result == .accepted { parker.notifyAfterRMW() }
         return result
     }
 
@@ -141,7 +179,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     // A bounded queue is full: apply its policy. Called inside the gate.
     private func overflow(_ event: Event) -> EmitResult {
-        guard case .bounded(_, let policy) = options.queue, let space = queue.spaceParker else {
+        guard case .bounded(_, let policy) = options.queue, let space = spaceParker, let ring = ringQueue else {
             preconditionFailure("Spindle: only a bounded queue can be full")
         }
         switch policy {
@@ -150,17 +188,47 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
             return .dropped
         case .block:
             while true {
-                if queue.tryEnqueue(event) { return .accepted }
+                if ring.tryEnqueue(event) { return .accepted }
                 if gate.load(ordering: .acquiring) & 1 != 0 {
                     counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
                     return .stopped
                 }
                 // Wake-ups come from the reducer releasing slots, and from
                 // stop; the timeout is a safety net, not the mechanism.
-                space.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [queue, gate] in
-                    queue.depth < queue.capacity || gate.load(ordering: .relaxed) & 1 != 0
+                space.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [gate] in
+                    ring.depth < ring.capacity || gate.load(ordering: .relaxed) & 1 != 0
                 }
             }
+        }
+    }
+
+    // MARK: The queue
+
+    @inline(__always)
+    func tryEnqueue(_ event: Event) -> Bool {
+        switch queueTag {
+        case .lockFree: lockFreeQueue.unsafelyUnwrapped.tryEnqueue(event)
+        case .ring: ringQueue.unsafelyUnwrapped.tryEnqueue(event)
+        case .baseline: baselineQueue.unsafelyUnwrapped.tryEnqueue(event)
+        }
+    }
+
+    /// Reducer thread only.
+    @inline(__always)
+    func drainQueue(max: Int, _ body: (consuming Event) -> Void) -> Int {
+        switch queueTag {
+        case .lockFree: lockFreeQueue.unsafelyUnwrapped.drain(max: max, body)
+        case .ring: ringQueue.unsafelyUnwrapped.drain(max: max, body)
+        case .baseline: baselineQueue.unsafelyUnwrapped.drain(max: max, body)
+        }
+    }
+
+    /// Reducer thread only.
+    var queueIsEmpty: Bool {
+        switch queueTag {
+        case .lockFree: lockFreeQueue.unsafelyUnwrapped.isEmpty
+        case .ring: ringQueue.unsafelyUnwrapped.isEmpty
+        case .baseline: baselineQueue.unsafelyUnwrapped.isEmpty
         }
     }
 
@@ -183,7 +251,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
             expected: 0, desired: mode == .discardPending ? 2 : 1, ordering: .relaxed)
         _ = gate.loadThenBitwiseOr(with: 1, ordering: .sequentiallyConsistent)
         parker.notify()
-        queue.spaceParker?.notify()
+        spaceParker?.notify()
     }
 
     /// Stops the loop and waits for the reducer thread to finish and exit.
@@ -227,4 +295,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     }
 
     var isStopped: Bool { completion.withLock { $0.report != nil } }
+}
+
+/// Which of a loop's three queue slots is in use.
+enum QueueTag: UInt8, Sendable {
+    case lockFree, ring, baseline
 }

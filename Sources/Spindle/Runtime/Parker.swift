@@ -36,7 +36,13 @@ final class Parker: Sendable {
         spindle_parker_wait(raw, key, timeoutNanoseconds)
     }
 
-    /// Wakes the sleepers, if any. One load when nobody sleeps.
+    /// Wakes the sleepers, if any. One fence and one load when nobody sleeps.
     @inline(__always)
     func notify() { spindle_parker_notify(raw) }
+
+    /// `notify()` for a caller that has just done a sequentially consistent
+    /// read-modify-write after making the condition true: one load when
+    /// nobody sleeps (see `spindle_parker_notify_after_rmw`).
+    @inline(__always)
+    func notifyAfterRMW() { spindle_parker_notify_after_rmw(raw) }
 }

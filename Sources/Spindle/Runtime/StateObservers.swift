@@ -58,7 +58,7 @@ final class StateObservers<State: Sendable>: Sendable {
 
     /// Yields `batch` to active observers; pending ones get `firstState`,
     /// then `batch[pendingFrom...]`, and become active. Reducer thread only.
-    func deliver(_ batch: [State], pendingFrom: Int, firstState: State) {
+    func deliver(_ batch: UnsafeBufferPointer<State>, pendingFrom: Int, firstState: State) {
         storage.withLock { storage in
             for continuation in storage.active.values {
                 for state in batch { continuation.yield(state) }
@@ -66,7 +66,7 @@ final class StateObservers<State: Sendable>: Sendable {
             if !storage.pending.isEmpty {
                 for (id, continuation) in storage.pending {
                     continuation.yield(firstState)
-                    for state in batch[pendingFrom...] { continuation.yield(state) }
+                    for index in pendingFrom..<batch.count { continuation.yield(batch[index]) }
                     storage.active[id] = continuation
                 }
                 storage.pending.removeAll()

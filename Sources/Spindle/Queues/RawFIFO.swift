@@ -1,0 +1,129 @@
+/// A growable first-in first-out buffer of `Element` in raw memory: a ring
+/// whose capacity doubles when full.
+///
+/// Why not `Deque`: the engine is generic over the user's `Event`, and in
+/// unspecialized generic code every `Deque<Event>` operation asks the runtime
+/// for generic metadata (a hash-table lookup, ~25% of the reducer's time in a
+/// `perf` profile). This type touches `Element` only through its value
+/// witnesses, so it costs the same as the C queues' payload handling.
+///
+/// Not thread-safe: the owner provides exclusion (the reducer thread, or a lock).
+struct RawFIFO<Element>: ~Copyable {
+    private var storage: UnsafeMutablePointer<Element>
+    private var capacity: Int  // a power of two
+    private var head = 0
+    private(set) var count = 0
+
+    init(capacity: Int = 64) {
+        var size = 1
+        while size < capacity { size <<= 1 }
+        self.capacity = size
+        storage = .allocate(capacity: size)
+    }
+
+    deinit {
+        for index in 0..<count {
+            (storage + ((head &+ index) & (capacity &- 1))).deinitialize(count: 1)
+        }
+        storage.deallocate()
+    }
+
+    var isEmpty: Bool { count == 0 }
+
+    /// Appends `element` at the back.
+    /// - Complexity: amortized O(1).
+    @inline(__always)
+    mutating func append(_ element: consuming Element) {
+        if count == capacity { grow() }
+        (storage + ((head &+ count) & (capacity &- 1))).initialize(to: element)
+        count &+= 1
+    }
+
+    /// Removes and returns the front element.
+    /// - Precondition: not empty.
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func removeFirst() -> Element {
+        assert(count > 0, "RawFIFO.removeFirst on an empty buffer")
+        let element = (storage + head).move()
+        head = (head &+ 1) & (capacity &- 1)
+        count &-= 1
+        return element
+    }
+
+    /// Deinitializes every element, keeping the capacity.
+    /// - Complexity: O(n).
+    mutating func removeAll() {
+        while count > 0 { _ = removeFirst() }
+        head = 0
+    }
+
+    /// Swaps contents with `other` in O(1) (the baseline queue's batch drain).
+    mutating func exchange(with other: inout RawFIFO<Element>) {
+        let (s, c, h, n) = (storage, capacity, head, count)
+        (storage, capacity, head, count) = (other.storage, other.capacity, other.head, other.count)
+        (other.storage, other.capacity, other.head, other.count) = (s, c, h, n)
+    }
+
+    private mutating func grow() {
+        let newCapacity = capacity * 2
+        let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+        for index in 0..<count {
+            (newStorage + index).moveInitialize(from: storage + ((head &+ index) & (capacity &- 1)), count: 1)
+        }
+        storage.deallocate()
+        storage = newStorage
+        capacity = newCapacity
+        head = 0
+    }
+}
+
+/// A growable contiguous array of `Element` in raw memory: the states of the
+/// current batch, handed to feedbacks and observers as a buffer pointer.
+/// Same reason as ``RawFIFO`` for not using `Array`.
+///
+/// Not thread-safe: reducer thread only.
+struct RawBatch<Element>: ~Copyable {
+    private var storage: UnsafeMutablePointer<Element>
+    private var capacity: Int
+    private(set) var count = 0
+
+    init(capacity: Int = 64) {
+        self.capacity = Swift.max(capacity, 1)
+        storage = .allocate(capacity: self.capacity)
+    }
+
+    deinit {
+        storage.deinitialize(count: count)
+        storage.deallocate()
+    }
+
+    /// Appends a copy of `element`.
+    /// - Complexity: amortized O(1).
+    @inline(__always)
+    mutating func append(_ element: Element) {
+        if count == capacity {
+            let newCapacity = capacity * 2
+            let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
+            newStorage.moveInitialize(from: storage, count: count)
+            storage.deallocate()
+            storage = newStorage
+            capacity = newCapacity
+        }
+        (storage + count).initialize(to: element)
+        count &+= 1
+    }
+
+    /// The elements, valid until the next mutation.
+    var elements: UnsafeBufferPointer<Element> { UnsafeBufferPointer(start: storage, count: count) }
+
+    /// Deinitializes every element, keeping the capacity.
+    mutating func removeAll() {
+        storage.deinitialize(count: count)
+        count = 0
+    }
+}
+
+// A RawFIFO uniquely owns its memory (it is noncopyable), so moving one to
+// another thread moves the elements with it: Sendable when they are.
+extension RawFIFO: @unchecked Sendable where Element: Sendable {}
