@@ -18,6 +18,7 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
     init() {}
 
     @inline(__always)
+    @discardableResult
     func tryEnqueue(_ event: Event) -> Bool {
         shared.withLock { $0.append(event) }
         return true

@@ -26,6 +26,7 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     }
 
     @inline(__always)
+    @discardableResult
     func tryEnqueue(_ event: Event) -> Bool {
         guard let payload = spindle_wfq_acquire(raw) else {
             fatalError("Spindle: out of memory growing the event pool")

@@ -3,7 +3,7 @@ import Atomics
 // The reducer thread: drain a batch, reduce each event in order, publish the
 // state, hand the batch's states to feedbacks and observers; park when idle.
 extension LoopCore {
-    /// The reducer thread's body. Runs until the gate closes and every
+    /// The reducer thread's body. Runs until the loop is closed and every
     /// accepted event is reduced (or discarded), then tears the loop down.
     func runReducerThread() {
         reducerThreadToken.store(currentThreadToken(), ordering: .relaxed)
@@ -22,16 +22,17 @@ extension LoopCore {
         while true {
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var reduced = drainQueue(max: maxBatch) { event in reduce(event) }
+            taken &+= reduced
             reduced += reduceReentrant(max: maxBatch)
             if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
                 publish()
             }
             // Checked after every batch, so a discarding stop takes effect
             // promptly; a draining stop reduces the rest in finish().
-            if gate.load(ordering: .acquiring) & 1 != 0 { break }
+            if closed.load(ordering: .acquiring) { break }
             if reduced > 0 { continue }
-            parker.wait(spins: options.spinsBeforeParking) { [gate, observers] in
-                !queueIsEmpty || gate.load(ordering: .relaxed) & 1 != 0
+            parker.wait(spins: options.spinsBeforeParking) { [closed, observers] in
+                !queueIsEmpty || closed.load(ordering: .relaxed)
                     || observers.hasPending.load(ordering: .relaxed)
             }
         }
@@ -93,26 +94,33 @@ extension LoopCore {
     // The gate is closed. Wait until no emit is in flight (draining, so that
     // producers blocked on a full ring get out), reduce or discard what is
     // left, then stop the workers, end the observers and report.
+    //
+    // Quiescence: `abandoned` is read before `attempted`. If the events taken
+    // from the queue equal `attempted - abandoned`, every counted emit has
+    // either abandoned or been taken, and any later emit sees `closed`.
     private func finish() {
         let discard = stopMode.load(ordering: .relaxed) == 2
         var discarded = 0
         while true {
             spaceParker?.notify()
-            let quiescent = gate.load(ordering: .acquiring) == 1
+            let abandonedSoFar = abandoned.load(ordering: .sequentiallyConsistent)
+            let attemptedSoFar = attempted.load(ordering: .sequentiallyConsistent)
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var handled = 0
             if discard {
-                handled += drainQueue(max: .max) { _ in discarded += 1 }
+                let fromQueue = drainQueue(max: .max) { _ in discarded += 1 }
+                taken &+= fromQueue
+                handled += fromQueue + reentrant.count
                 discarded += reentrant.count
-                handled += reentrant.count
                 reentrant.removeAll()
             } else {
-                handled += drainQueue(max: options.maxBatch) { event in reduce(event) }
-                handled += reduceReentrant(max: options.maxBatch)
+                let fromQueue = drainQueue(max: options.maxBatch) { event in reduce(event) }
+                taken &+= fromQueue
+                handled += fromQueue + reduceReentrant(max: options.maxBatch)
                 if handled > 0 { publish() }
             }
             if handled == 0 {
-                if quiescent { break }
+                if taken == attemptedSoFar &- abandonedSoFar { break }
                 yieldThread()
             }
         }

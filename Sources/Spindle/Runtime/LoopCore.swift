@@ -4,11 +4,15 @@ import Dispatch
 /// The engine behind a ``SpinLoop``: the gate that decides what `emit`
 /// accepts, the event queue, the reducer thread and the feedback workers.
 ///
-/// The gate is one atomic word: bit 0 is "closed" (stop requested), and
-/// every emit in flight adds 2 while it enqueues. Stop sets bit 0, then the
-/// reducer waits until no emit is in flight before its final drain — so an
-/// emit either answers `.stopped` or its event is in the queue before the
-/// final drain. Nothing accepted is lost.
+/// The gate: every emit first counts itself in `attempted` (one sequentially
+/// consistent RMW), then reads `closed`. Stop sets `closed`, then the reducer
+/// reads `abandoned` and then `attempted`: once the events it has taken from
+/// the queue equal `attempted - abandoned`, no emit is in flight and nothing
+/// more can arrive (Dekker: an emit that missed `closed` is counted in
+/// `attempted`). So an emit either answers `.stopped` or its event is in the
+/// queue before the final drain: nothing accepted is lost. An emit that ends
+/// without enqueuing (stopped, dropped) counts itself in `abandoned`, so the
+/// common path costs one RMW on a line the reducer does not read until stop.
 ///
 /// Thread safety: `emit`, `stop`, `requestStop`, `state` from any thread.
 /// Properties marked "reducer thread only" are touched by that thread alone
@@ -35,8 +39,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     /// Wakes the reducer thread when events arrive.
     let parker = Parker()
 
-    /// atomic: any thread. Bit 0: closed. Bits 1...: emits in flight (x2).
-    let gate = ManagedAtomic<Int>(0)
+    /// atomic: set once by stop; read by every emit (read-mostly line).
+    let closed = ManagedAtomic<Bool>(false)
+    /// atomic: emits that passed the fast `closed` check (any thread).
+    let attempted = ManagedAtomic<Int>(0)
+    /// atomic: counted emits that ended without enqueuing (any thread).
+    let abandoned = ManagedAtomic<Int>(0)
+    // reducer thread only: events taken out of the queue (reduced or discarded).
+    @exclusivity(unchecked) nonisolated(unsafe) var taken = 0
     /// atomic: 0 until the first stop request, then 1 (drain) or 2
     /// (discard): set once by compare-exchange, so the first request wins.
     let stopMode = ManagedAtomic<Int>(0)
@@ -145,18 +155,23 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func emit(_ event: Event) -> EmitResult {
         if isOnReducerThread { return emitOnReducerThread(event) }
-        let prior = gate.loadThenWrappingIncrement(by: 2, ordering: .acquiring)
-        if prior & 1 != 0 {
-            gate.wrappingDecrement(by: 2, ordering: .releasing)
-            counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
-            return .stopped
+        if closed.load(ordering: .relaxed) { return rejectAfterStop(counted: false) }
+        attempted.wrappingIncrement(ordering: .sequentiallyConsistent)
+        if closed.load(ordering: .sequentiallyConsistent) { return rejectAfterStop(counted: true) }
+        if tryEnqueueAndNotify(event) { return .accepted }
+        let result = overflow(event)
+        if result == .accepted {
+            parker.notify()
+        } else {
+            abandoned.wrappingIncrement(ordering: .sequentiallyConsistent)
         }
-        let result: EmitResult = tryEnqueue(event) ? .accepted : overflow(event)
-        // Sequentially consistent: this RMW is the barrier between the
-        // enqueue and the parker's load of its waiter count.
-        gate.wrappingDecrement(by: 2, ordering: .sequentiallyConsistent)
-        if result == .accepted { parker.notifyAfterRMW() }
         return result
+    }
+
+    private func rejectAfterStop(counted: Bool) -> EmitResult {
+        if counted { abandoned.wrappingIncrement(ordering: .sequentiallyConsistent) }
+        counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
+        return .stopped
     }
 
     /// An emit from an effect: false (and counted) unless accepted.
@@ -169,15 +184,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     // local deque reduced before the next batch, so a full bounded queue
     // cannot deadlock it.
     private func emitOnReducerThread(_ event: Event) -> EmitResult {
-        if gate.load(ordering: .relaxed) & 1 != 0 {
-            counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
-            return .stopped
-        }
+        if closed.load(ordering: .relaxed) { return rejectAfterStop(counted: false) }
         reentrant.append(event)
         return .accepted
     }
 
-    // A bounded queue is full: apply its policy. Called inside the gate.
+    // A bounded queue is full: apply its policy. Called by a counted emit.
     private func overflow(_ event: Event) -> EmitResult {
         guard case .bounded(_, let policy) = options.queue, let space = spaceParker, let ring = ringQueue else {
             preconditionFailure("Spindle: only a bounded queue can be full")
@@ -189,14 +201,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         case .block:
             while true {
                 if ring.tryEnqueue(event) { return .accepted }
-                if gate.load(ordering: .acquiring) & 1 != 0 {
+                if closed.load(ordering: .acquiring) {
                     counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
                     return .stopped
                 }
                 // Wake-ups come from the reducer releasing slots, and from
                 // stop; the timeout is a safety net, not the mechanism.
-                space.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [gate] in
-                    ring.depth < ring.capacity || gate.load(ordering: .relaxed) & 1 != 0
+                space.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
+                    ring.depth < ring.capacity || closed.load(ordering: .relaxed)
                 }
             }
         }
@@ -204,12 +216,24 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     // MARK: The queue
 
+    /// Enqueues and wakes the reducer if it sleeps; false when the ring is full.
     @inline(__always)
-    func tryEnqueue(_ event: Event) -> Bool {
+    func tryEnqueueAndNotify(_ event: Event) -> Bool {
         switch queueTag {
-        case .lockFree: lockFreeQueue.unsafelyUnwrapped.tryEnqueue(event)
-        case .ring: ringQueue.unsafelyUnwrapped.tryEnqueue(event)
-        case .baseline: baselineQueue.unsafelyUnwrapped.tryEnqueue(event)
+        case .lockFree:
+            lockFreeQueue.unsafelyUnwrapped.tryEnqueue(event)
+            // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
+            // between it and the parker's load of its waiter count.
+            parker.notifyAfterRMW()
+            return true
+        case .ring:
+            guard ringQueue.unsafelyUnwrapped.tryEnqueue(event) else { return false }
+            parker.notify()
+            return true
+        case .baseline:
+            baselineQueue.unsafelyUnwrapped.tryEnqueue(event)
+            parker.notify()
+            return true
         }
     }
 
@@ -249,7 +273,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     func requestStop(_ mode: StopMode) {
         _ = stopMode.compareExchange(
             expected: 0, desired: mode == .discardPending ? 2 : 1, ordering: .relaxed)
-        _ = gate.loadThenBitwiseOr(with: 1, ordering: .sequentiallyConsistent)
+        closed.store(true, ordering: .sequentiallyConsistent)
         parker.notify()
         spaceParker?.notify()
     }
