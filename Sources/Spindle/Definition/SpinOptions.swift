@@ -46,6 +46,11 @@ public struct SpinOptions: Sendable {
     /// How many times the reducer thread polls an empty queue before it
     /// sleeps (each poll is a CPU pause, tens of nanoseconds). Default: 2000.
     public var spinsBeforeParking: Int
+    /// How many times a feedback worker polls for new states after its
+    /// mailbox runs dry, before it gives its dispatch queue back (each poll
+    /// is a CPU pause). Higher: faster reducer -> feedback round trips, more
+    /// CPU burnt while idle. 0 releases the queue at once. Default: 1000.
+    public var feedbackSpinsBeforeIdle: Int
 
     /// Creates options.
     public init(
@@ -53,10 +58,13 @@ public struct SpinOptions: Sendable {
         onEffectError: (@Sendable (EffectError) -> Void)? = nil,
         logger: Logger = Logger(label: "spindle"),
         maxBatch: Int = 1024,
-        spinsBeforeParking: Int = 2000
+        spinsBeforeParking: Int = 2000,
+        feedbackSpinsBeforeIdle: Int = 1000
     ) {
         precondition(maxBatch > 0, "Spindle: maxBatch must be > 0")
         precondition(spinsBeforeParking >= 0, "Spindle: spinsBeforeParking must be >= 0")
+        precondition(feedbackSpinsBeforeIdle >= 0, "Spindle: feedbackSpinsBeforeIdle must be >= 0")
+        self.feedbackSpinsBeforeIdle = feedbackSpinsBeforeIdle
         self.queue = queue
         self.onEffectError = onEffectError
         self.logger = logger

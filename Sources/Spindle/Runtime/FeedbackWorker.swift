@@ -1,3 +1,4 @@
+import CSpindle
 import Atomics
 import Dispatch
 
@@ -41,12 +42,18 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
     private let runs = Lock(Runs())
+    /// atomic: bumped by the reducer thread after each delivery, so an idle
+    /// drain can poll for new states without taking the lock.
+    private let deliveries = ManagedAtomic<Int>(0)
+    /// How long an idle drain polls before giving its queue back.
+    private let idleSpins: Int
 
     init(index: Int, feedback: Feedback<State, Event>, queue: DispatchQueue, core: LoopCore<State, Event>) {
         self.index = index
         self.feedback = feedback
         self.queue = queue
         self.core = core
+        self.idleSpins = core.options.feedbackSpinsBeforeIdle
         self.filter = feedback.filter
         if case .sync(let effect) = feedback.effect, feedback.runsOnReducerThread {
             inlineEffect = effect
@@ -77,6 +84,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             mailbox.scheduled = true
             return true
         }
+        deliveries.wrappingIncrement(ordering: .releasing)
         if schedule { queue.async { self.drainMailbox() } }
     }
 
@@ -108,23 +116,42 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         attachment?.cancel()
     }
 
-    // On `queue`: handle everything queued, until the mailbox is empty.
+    // On `queue`: handle everything queued. When the mailbox runs dry, poll
+    // briefly for new states (a thread wake-up costs ~13 us; a round trip
+    // reducer -> feedback -> reducer should not pay it every time), then give
+    // the queue back.
     private func drainMailbox() {
         while true {
-            var batch: [State] = mailbox.withLock { mailbox in
-                if mailbox.pending.isEmpty || mailbox.stopped {
-                    mailbox.scheduled = false
-                    return []
-                }
-                let batch = mailbox.pending
-                mailbox.pending = mailbox.spare
-                mailbox.spare = []
-                return batch
+            if var batch = takeBatch() {
+                for state in batch { handle(state) }
+                batch.removeAll(keepingCapacity: true)
+                mailbox.withLock { $0.spare = batch }
+                continue
             }
-            if batch.isEmpty { return }
-            for state in batch { handle(state) }
-            batch.removeAll(keepingCapacity: true)
-            mailbox.withLock { $0.spare = batch }
+            let seen = deliveries.load(ordering: .acquiring)
+            var spins = 0
+            while spins < idleSpins, deliveries.load(ordering: .acquiring) == seen {
+                spindle_cpu_relax()
+                spins += 1
+            }
+            if deliveries.load(ordering: .acquiring) != seen { continue }
+            let idle = mailbox.withLock { mailbox -> Bool in
+                guard mailbox.pending.isEmpty || mailbox.stopped else { return false }
+                mailbox.scheduled = false
+                return true
+            }
+            if idle { return }
+        }
+    }
+
+    // The states queued so far, or nil when there are none.
+    private func takeBatch() -> [State]? {
+        mailbox.withLock { mailbox -> [State]? in
+            if mailbox.pending.isEmpty || mailbox.stopped { return nil }
+            let batch = mailbox.pending
+            mailbox.pending = mailbox.spare
+            mailbox.spare = []
+            return batch
         }
     }
 
