@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Benchmark harness only: command line, latency histograms.
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
     ],
     targets: [
         // The C target: liburcu wrappers, the bounded ring, the parker. liburcu
@@ -30,10 +33,21 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Benchmark harness only: counts malloc calls by interposing glibc's
+        // allocator (reports "unsupported" elsewhere). Never linked into Spindle.
+        .target(
+            name: "CMallocCounter",
+            path: "Benchmarks/CMallocCounter"
+        ),
         .executableTarget(
             name: "benchmarks",
-            dependencies: ["Spindle"],
-            path: "Benchmarks"
+            dependencies: [
+                "Spindle",
+                "CMallocCounter",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Benchmarks/Harness"
         ),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),

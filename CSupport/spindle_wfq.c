@@ -26,6 +26,7 @@
 
 #define SPINDLE_WFQ_MAX_SLABS 32
 #define SPINDLE_WFQ_RELEASE_FLUSH 256
+#define SPINDLE_WFQ_RELEASE_MIN_CHAIN 64
 
 struct spindle_wfq_node {
     struct cds_wfcq_node link;   // queue link (liburcu)
@@ -153,7 +154,11 @@ spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align, size_
     __cds_wfcq_init(&q->head, &q->tail);
     __cds_wfcq_init(&q->batch_head, &q->batch_tail);
     q->payload_offset = spindle_round_up(sizeof(struct spindle_wfq_node), payload_align);
-    q->node_stride = spindle_round_up(q->payload_offset + payload_size, SPINDLE_CACHE_LINE);
+    // Natural stride, not a cache line per node: a padded node costs one
+    // cache-line transfer per event between producer and consumer cores;
+    // packed, several events share a line (the payload alignment is kept).
+    size_t stride_align = payload_align > 16 ? payload_align : 16;
+    q->node_stride = spindle_round_up(q->payload_offset + payload_size, stride_align);
     size_t base = spindle_next_pow2(nodes_per_slab < 64 ? 64 : nodes_per_slab);
     q->base_shift = log2_floor(base);
     if (q->base_shift > 20) q->base_shift = 20;
@@ -254,12 +259,17 @@ static void retire_cursor(spindle_wfq *q, struct spindle_wfq_node *node) {
     if (++q->release_count >= SPINDLE_WFQ_RELEASE_FLUSH) flush_released(q);
 }
 
-// The batch is fully read: retire its last node, reset the batch (its tail
-// would otherwise point at a retired node), and hand retired nodes back.
+// The batch is fully read: retire its last node and reset the batch (its
+// tail would otherwise point at a retired node). Retired nodes go back to
+// the pool once there are enough of them to amortize the CAS.
 static void exhaust_batch(spindle_wfq *q) {
     if (q->cursor != NULL) retire_cursor(q, q->cursor);
     __cds_wfcq_init(&q->batch_head, &q->batch_tail);
     q->cursor = NULL;
+    if (q->release_count >= SPINDLE_WFQ_RELEASE_MIN_CHAIN) flush_released(q);
+}
+
+void spindle_wfq_flush_consumer(spindle_wfq *q) {
     flush_released(q);
 }
 

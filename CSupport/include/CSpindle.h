@@ -79,10 +79,18 @@ bool spindle_wfq_splice_consumer(spindle_wfq *queue);
 
 /// Returns the next payload of the private batch, in enqueue order per
 /// producer, or NULL when the batch is exhausted. The payload returned by the
-/// previous call is released to the pool by this call, so the caller must be
-/// done with it (moved or deinitialized it) before calling again.
+/// previous call is retired by this call (see spindle_wfq_flush_consumer for
+/// when retired nodes reach the pool), so the caller must be done with it
+/// (moved or deinitialized it) before calling again.
 /// Consumer only.
 void *spindle_wfq_next_consumer(spindle_wfq *queue);
+
+/// Hands every node the consumer has finished with back to the pool.
+/// Consumer only. Finished nodes otherwise go back in chains of at least 64
+/// (one CAS per chain, not per batch: with small batches a per-batch push
+/// contends with producers on the free list); the engine calls this before
+/// its reducer thread sleeps.
+void spindle_wfq_flush_consumer(spindle_wfq *queue);
 
 /// Returns a node that was acquired but never enqueued to the pool. Any thread.
 void spindle_wfq_release(spindle_wfq *queue, void *payload);

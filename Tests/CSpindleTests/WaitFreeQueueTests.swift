@@ -67,6 +67,8 @@ private func drain(_ queue: OpaquePointer, max: Int,
 /// must not grow it, so every node has to be on the free list.
 private func expectEveryNodeBackInThePool(_ queue: OpaquePointer,
                                           sourceLocation: SourceLocation = #_sourceLocation) throws {
+    // Finished nodes reach the pool in chains, or on an explicit flush.
+    spindle_wfq_flush_consumer(queue)
     let pool = spindle_wfq_allocated_nodes(queue)
     var held: [UnsafeMutableRawPointer] = []
     held.reserveCapacity(pool)
@@ -234,7 +236,9 @@ extension CSpindleTarget {
                 }
                 #expect(consumed == eventsPerCycle)
             }
-            for _ in 0..<5 { try cycle() }
+            // Warm-up covers more than one 64-node chain of finished nodes
+            // (they return to the pool in chains, see spindle_wfq_flush_consumer).
+            for _ in 0..<20 { try cycle() }
             let warmedUp = spindle_wfq_allocated_nodes(queue)
             for _ in 0..<40 { try cycle() }
             #expect(spindle_wfq_allocated_nodes(queue) == warmedUp)

@@ -22,6 +22,7 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
 
     deinit {
         _ = drain(max: .max) { _ in }
+        spindle_wfq_flush_consumer(raw)
         spindle_wfq_destroy(raw)
     }
 
@@ -50,6 +51,9 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     }
 
     var isEmpty: Bool { spindle_wfq_is_empty_consumer(raw) }
+
+    /// Hands finished nodes back to the pool (before the consumer sleeps).
+    func flushFinishedNodes() { spindle_wfq_flush_consumer(raw) }
 
     var depth: Int { isEmpty ? 0 : 1 }
 

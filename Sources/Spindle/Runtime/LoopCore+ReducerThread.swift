@@ -31,6 +31,7 @@ extension LoopCore {
             // promptly; a draining stop reduces the rest in finish().
             if closed.load(ordering: .acquiring) { break }
             if reduced > 0 { continue }
+            lockFreeQueue?.flushFinishedNodes()
             parker.wait(spins: options.spinsBeforeParking) { [closed, observers] in
                 !queueIsEmpty || closed.load(ordering: .relaxed)
                     || observers.hasPending.load(ordering: .relaxed)

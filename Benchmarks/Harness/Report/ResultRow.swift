@@ -1,0 +1,75 @@
+/// Latency percentiles over the repetitions (each a median, min and max of
+/// the per-repetition figure).
+struct LatencySpread: Sendable {
+    var p50: Spread<UInt64>
+    var p99: Spread<UInt64>
+    var p999: Spread<UInt64>
+    var max: Spread<UInt64>
+}
+
+/// One scenario on one engine, over all its repetitions: the unit of every
+/// report (console, JSON, Markdown, chart).
+struct ResultRow: Sendable {
+    let scenario: String
+    let engine: String
+    let producers: Int
+    /// Events per repetition (what the rate counts; see the scenario).
+    let events: Int
+    let repetitions: Int
+    let eventsPerSecond: Spread<Double>
+    let latency: LatencySpread?
+    /// Median over repetitions of allocating calls / events (nil: not counted here).
+    let allocationsPerEvent: Double?
+    /// Median over repetitions of the allocating calls and frees in the region.
+    let allocations: Int?
+    let frees: Int?
+    /// The largest per-repetition peak RSS.
+    let peakRSSBytes: Int?
+    /// The largest per-repetition growth: peak RSS − RSS when the run began.
+    let peakRSSGrowthBytes: Int?
+    /// Median over repetitions of each scenario-specific counter.
+    let counters: [String: Int]
+    /// Median events/s over the baseline engine's, same scenario, same run.
+    var ratioToBaseline: Double?
+    /// Every measured repetition, in the order run.
+    let samples: [Sample]
+
+    init(scenario: Scenario, engine: Engine, samples: [Sample]) {
+        precondition(!samples.isEmpty, "a result needs at least one repetition")
+        self.scenario = scenario.name
+        self.engine = engine.rawValue
+        producers = scenario.producers
+        let events = samples[0].events
+        self.events = events
+        repetitions = samples.count
+        eventsPerSecond = Spread(samples.map(\.eventsPerSecond))
+        let latencies = samples.compactMap(\.latency)
+        latency = latencies.count == samples.count
+            ? LatencySpread(
+                p50: Spread(latencies.map(\.p50)), p99: Spread(latencies.map(\.p99)),
+                p999: Spread(latencies.map(\.p999)), max: Spread(latencies.map(\.max)))
+            : nil
+        let counts = samples.compactMap(\.allocations)
+        if counts.count == samples.count {
+            allocationsPerEvent = Spread(counts.map { Double($0.allocatingCalls) / Double(max(events, 1)) }).median
+            allocations = Int(Spread(counts.map { UInt64($0.allocatingCalls) }).median)
+            frees = Int(Spread(counts.map { UInt64($0.frees) }).median)
+        } else {
+            allocationsPerEvent = nil
+            allocations = nil
+            frees = nil
+        }
+        let peaks = samples.compactMap(\.peakRSSBytes)
+        peakRSSBytes = peaks.count == samples.count ? peaks.max() : nil
+        let growths = samples.compactMap { sample in
+            sample.peakRSSBytes.flatMap { peak in sample.startRSSBytes.map { max(0, peak - $0) } }
+        }
+        peakRSSGrowthBytes = growths.count == samples.count ? growths.max() : nil
+        var counters: [String: Int] = [:]
+        for key in Set(samples.flatMap(\.counters.keys)) {
+            counters[key] = Int(Spread(samples.map { UInt64(max(0, $0.counters[key] ?? 0)) }).median)
+        }
+        self.counters = counters
+        self.samples = samples
+    }
+}

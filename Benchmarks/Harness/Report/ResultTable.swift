@@ -1,0 +1,41 @@
+/// The results as a table of strings: the same columns on stdout and in the
+/// Markdown report.
+struct ResultTable {
+    static let header = [
+        "scenario", "engine", "events", "events/s (median)", "min – max", "vs baseline",
+        "p50", "p99", "p99.9", "max", "allocs/event", "peak RSS (run's growth)",
+    ]
+    /// Columns whose cells are numbers, right-aligned.
+    static let numeric: Set<Int> = [2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+
+    let rows: [[String]]
+    /// Scenario-specific counters, one line per row that has any.
+    let notes: [String]
+
+    init(_ results: [ResultRow]) {
+        rows = results.map { row in
+            let latency = row.latency
+            return [
+                row.scenario,
+                row.engine,
+                Format.count(row.events),
+                Format.rate(row.eventsPerSecond.median),
+                "\(Format.rate(row.eventsPerSecond.min)) – \(Format.rate(row.eventsPerSecond.max))",
+                Format.ratio(row.ratioToBaseline),
+                latency.map { Format.nanoseconds($0.p50.median) } ?? "",
+                latency.map { Format.nanoseconds($0.p99.median) } ?? "",
+                latency.map { Format.nanoseconds($0.p999.median) } ?? "",
+                latency.map { Format.nanoseconds($0.max.median) } ?? "",
+                Format.allocations(row.allocationsPerEvent),
+                Format.bytes(row.peakRSSBytes) + (row.peakRSSGrowthBytes.map { " (+\(Format.mebibytes($0)))" } ?? ""),
+            ]
+        }
+        notes = results.compactMap { row in
+            guard !row.counters.isEmpty else { return nil }
+            let counters = row.counters.sorted { $0.key < $1.key }
+                .map { "\($0.key.replacingOccurrences(of: "_", with: " ")) \(Format.count($0.value))" }
+                .joined(separator: ", ")
+            return "\(row.scenario) on \(row.engine) (median per repetition): \(counters)"
+        }
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+
+/// What every report says about the run itself: when, how, on what.
+struct RunContext: Sendable {
+    let date: Date
+    /// The command line that produced the results.
+    let command: String
+    let repetitions: Int
+    let quick: Bool
+    let cpuModel: String
+    let cores: Int
+    let allocationsCounted: Bool
+    /// The 1-minute load average when the run started (nil: unknown): other
+    /// work on the machine skews every figure, so the reports say it.
+    let loadAverage: Double?
+
+    init(command: String, repetitions: Int, quick: Bool) {
+        date = Date()
+        self.command = command
+        self.repetitions = repetitions
+        self.quick = quick
+        cpuModel = Self.readCPUModel() ?? "unknown CPU"
+        cores = ProcessInfo.processInfo.activeProcessorCount
+        allocationsCounted = AllocationCounter.isSupported
+        loadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))
+            .flatMap { $0.split(separator: " ").first }.flatMap { Double($0) }
+    }
+
+    /// "2026-11-21 14:03 UTC"
+    var dateText: String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HH:mm 'UTC'"
+        return formatter.string(from: date)
+    }
+
+    /// "2 cores, Intel(R) Xeon(R) Processor, load 0.42"
+    var machine: String {
+        "\(cores) cores, \(cpuModel)" + (loadAverage.map { String(format: ", load %.2f at start", $0) } ?? "")
+    }
+
+    var title: String { "Spindle benchmarks — \(dateText)" }
+
+    var subtitle: String {
+        "\(command)\n\(machine); median of \(repetitions) repetition\(repetitions == 1 ? "" : "s")"
+            + (quick ? " (--quick: smoke sizes, not for comparison)" : "")
+    }
+
+    var methodNote: String {
+        """
+        events/s: median (min – max) over the repetitions; vs baseline: median events/s \
+        over the baseline engine's in this run. Latencies: medians of the per-repetition \
+        percentiles. allocs/event: allocator calls in the measured region / events\
+        \(allocationsCounted ? "" : " (n/a: counting needs glibc)"). peak RSS: the \
+        process's VmHWM during a repetition (largest over repetitions), after a \
+        malloc_trim and a clear_refs reset; in parentheses, its growth over the RSS \
+        when the repetition began.
+        """
+    }
+
+    private static func readCPUModel() -> String? {
+        guard let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) else { return nil }
+        for line in info.split(separator: "\n") where line.hasPrefix("model name") {
+            if let colon = line.firstIndex(of: ":") {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+}

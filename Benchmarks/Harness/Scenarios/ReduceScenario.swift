@@ -1,0 +1,110 @@
+import Spindle
+import Synchronization
+
+/// A producer's event: an enum with an associated value (not a bare Int), as
+/// an application's events are. 8 bytes, like an Int.
+enum ProducerEvent: Sendable {
+    case item(producer: UInt32, sequence: UInt32)
+}
+
+/// The reduce scenarios' state: the next expected sequence number of each
+/// producer, so the reducer itself checks per-producer order (the contract's
+/// rule 2) as it goes. Stored inline (a tuple, no heap), so the reducer's
+/// copy of the state allocates nothing.
+struct ProducerCursors: Sendable {
+    static let maxProducers = 8
+    private var next: (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0, 0, 0, 0, 0)
+    /// Events reduced.
+    private(set) var reduced = 0
+    /// Events that arrived out of their producer's order.
+    private(set) var violations = 0
+
+    /// The next sequence number expected from `producer`.
+    func expected(from producer: Int) -> UInt32 {
+        withUnsafeBytes(of: next) { $0.load(fromByteOffset: producer * 4, as: UInt32.self) }
+    }
+
+    @inline(__always)
+    mutating func accept(producer: UInt32, sequence: UInt32) {
+        let inOrder = withUnsafeMutableBytes(of: &next) { raw -> Bool in
+            let slot = raw.baseAddress.unsafelyUnwrapped.assumingMemoryBound(to: UInt32.self) + Int(producer)
+            defer { slot.pointee = sequence &+ 1 }
+            return slot.pointee == sequence
+        }
+        reduced &+= 1
+        if !inOrder { violations &+= 1 }
+    }
+}
+
+/// `reduce-<P>p`: P producer threads emit N events in total (N / P each) as
+/// fast as they can into a loop with a trivial reducer and no feedback.
+///
+/// Clock: from the start gate opening (threads already created and parked)
+/// until every event is reduced: the producers finish, then `loop.stop()`
+/// drains the queue and joins the reducer thread. Rate: N / elapsed.
+/// Checked after each run: emit accepted all N, the loop reduced exactly
+/// the accepted events, and each producer's events arrived in order.
+enum ReduceScenario {
+    static func make(producers: Int) -> Scenario {
+        precondition((1...ProducerCursors.maxProducers).contains(producers))
+        return Scenario(
+            name: "reduce-\(producers)p",
+            producers: producers,
+            description: """
+                \(producers) producer thread\(producers == 1 ? " emits" : "s emit") N events in total \
+                (.item(producer:sequence:)); trivial reducer, no feedback. Clock: start gate \
+                opens → all reduced (producers done, then stop() drains). Per-producer order \
+                and reduced == accepted are checked in the reducer's state.
+                """,
+            defaultEvents: 2_000_000,
+            quickEvents: 200_000,
+            measure: { run in try await measure(run, producers: producers) })
+    }
+
+    private static let reducer = Reducer<ProducerCursors, ProducerEvent> { state, event in
+        var state = state
+        switch event {
+        case .item(let producer, let sequence): state.accept(producer: producer, sequence: sequence)
+        }
+        return state
+    }
+
+    private final class Tally: Sendable {
+        let accepted = Atomic<Int>(0)
+    }
+
+    private static func measure(_ run: ScenarioRun, producers: Int) async throws -> Sample {
+        let perProducer = max(1, run.events / producers)
+        let total = perProducer * producers
+        let loop = Spin(initialState: ProducerCursors(), feedbacks: [], reducer: reducer).start(options: run.options)
+        let tally = Tally()
+        let threads = ProducerThreads(count: producers, name: "producer") { index in
+            var accepted = 0
+            let producer = UInt32(index)
+            for sequence in 0..<UInt32(perProducer) where loop.emit(.item(producer: producer, sequence: sequence)) == .accepted {
+                accepted += 1
+            }
+            tally.accepted.add(accepted, ordering: .relaxed)
+        }
+        try await threads.waitUntilReady(in: run)
+
+        let region = MeasuredRegion.begin()
+        threads.release()
+        try await threads.waitUntilFinished(in: run)
+        let report = await loop.stop()
+        let (elapsed, allocations) = region.end()
+
+        let accepted = tally.accepted.load(ordering: .relaxed)
+        let final = loop.state
+        try expect(accepted == total, "emit accepted \(accepted) of \(total) events", in: run)
+        try expect(report.reduced == accepted, "reduced \(report.reduced) but accepted \(accepted)", in: run)
+        try expect(final.reduced == accepted, "the reducer saw \(final.reduced) of \(accepted) events", in: run)
+        try expect(final.violations == 0, "\(final.violations) events out of their producer's order", in: run)
+        for producer in 0..<producers {
+            try expect(final.expected(from: producer) == UInt32(perProducer),
+                       "producer \(producer): last in-order sequence \(final.expected(from: producer)) of \(perProducer)",
+                       in: run)
+        }
+        return Sample(events: total, elapsedNanoseconds: elapsed, allocations: allocations)
+    }
+}

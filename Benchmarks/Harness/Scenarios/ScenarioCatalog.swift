@@ -1,0 +1,50 @@
+/// Every scenario, in report order. Names are part of the interface.
+enum ScenarioCatalog {
+    static let all: [Scenario] = [
+        ReduceScenario.make(producers: 1),
+        ReduceScenario.make(producers: 2),
+        ReduceScenario.make(producers: 4),
+        ReduceScenario.make(producers: 8),
+        FeedbackLoopScenario.make(inline: false),
+        FeedbackLoopScenario.make(inline: true),
+        LevelsScenario.scenario,
+        FanoutScenario.scenario,
+        CancelStormScenario.scenario,
+        Latency100kScenario.scenario,
+        LatencyClosedScenario.scenario,
+    ]
+
+    static var names: [String] { all.map(\.name) }
+
+    static func named(_ name: String) -> Scenario? {
+        all.first { $0.name == name }
+    }
+
+    /// The scenario list for `--help`.
+    static var helpText: String {
+        var text = "SCENARIOS (default N, --quick N):\n"
+        for scenario in all {
+            text += "\n  \(scenario.name) (N = \(scenario.defaultEvents), quick \(scenario.quickEvents))\n"
+            text += wrap(scenario.description, indent: "    ", width: 78) + "\n"
+        }
+        text += "\nENGINES:\n"
+        for engine in Engine.allCases {
+            text += "  \(engine.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0)) \(engine.summary)\n"
+        }
+        return text
+    }
+
+    private static func wrap(_ text: String, indent: String, width: Int) -> String {
+        var lines: [String] = []
+        var line = indent
+        for word in text.split(separator: " ") {
+            if line.count + word.count + 1 > width, line != indent {
+                lines.append(line)
+                line = indent
+            }
+            line += (line == indent ? "" : " ") + word
+        }
+        lines.append(line)
+        return lines.joined(separator: "\n")
+    }
+}
