@@ -15,9 +15,10 @@ import Dispatch
 /// Thread safety: `deliver` and `stop` from the reducer thread; the drain
 /// runs on `queue`; emitters run on any thread.
 final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
-    private struct Mailbox {
-        var pending: [State] = []
-        var spare: [State] = []
+    // Raw buffers, not arrays: this runs unspecialized for the user's State
+    // (see RawFIFO on generic metadata costs).
+    private struct Mailbox: ~Copyable {
+        var pending = RawFIFO<State>(capacity: 64)
         var scheduled = false
         var stopped = false
     }
@@ -42,6 +43,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
     private let runs = Lock(Runs())
+    // On `queue` only (one drain runs at a time): the states being handled,
+    // exchanged with the mailbox's buffer under the lock.
+    @exclusivity(unchecked) nonisolated(unsafe) private var draining = RawFIFO<State>(capacity: 64)
     /// atomic: bumped by the reducer thread after each delivery, so an idle
     /// drain can poll for new states without taking the lock.
     private let deliveries = ManagedAtomic<Int>(0)
@@ -79,7 +83,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     func deliver(_ states: UnsafeBufferPointer<State>) {
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
-            mailbox.pending.append(contentsOf: states)
+            for state in states { mailbox.pending.append(state) }
             if mailbox.scheduled { return false }
             mailbox.scheduled = true
             return true
@@ -122,10 +126,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // the queue back.
     private func drainMailbox() {
         while true {
-            if var batch = takeBatch() {
-                for state in batch { handle(state) }
-                batch.removeAll(keepingCapacity: true)
-                mailbox.withLock { $0.spare = batch }
+            if takeBatch() {
+                while !draining.isEmpty { handle(draining.removeFirst()) }
                 continue
             }
             let seen = deliveries.load(ordering: .acquiring)
@@ -144,14 +146,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    // The states queued so far, or nil when there are none.
-    private func takeBatch() -> [State]? {
-        mailbox.withLock { mailbox -> [State]? in
-            if mailbox.pending.isEmpty || mailbox.stopped { return nil }
-            let batch = mailbox.pending
-            mailbox.pending = mailbox.spare
-            mailbox.spare = []
-            return batch
+    // Moves the queued states into `draining`; false when there are none.
+    private func takeBatch() -> Bool {
+        mailbox.withLock { mailbox -> Bool in
+            if mailbox.pending.isEmpty || mailbox.stopped { return false }
+            mailbox.pending.exchange(with: &draining)
+            return true
         }
     }
 

@@ -22,17 +22,17 @@ final class Parker: Sendable {
     /// as `condition` holds; may also return on a timeout or a spurious wake.
     @inline(__always)
     func wait(spins: Int, timeoutNanoseconds: UInt64 = 0, until condition: () -> Bool) {
-        // Exponential backoff between checks (1, 2, 4 … 64 pauses): checking
+        // Exponential backoff between checks (1, 2, 4, 8 pauses; ~17 ns each): checking
         // reads lines that producers write (a queue's tail), and every read
         // steals the line back from them; polling less often lets a producer
-        // run at full speed while the sleeper stays microseconds away.
+        // run at full speed while the sleeper stays ~150 ns away.
         var spun = 0
         var gap = 1
         while spun < spins {
             if condition() { return }
             for _ in 0..<gap { spindle_cpu_relax() }
             spun += gap
-            if gap < 64 { gap <<= 1 }
+            if gap < 8 { gap <<= 1 }
         }
         let key = spindle_parker_prepare(raw)
         if condition() {
