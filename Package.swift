@@ -10,7 +10,6 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         // Benchmark harness only: command line, latency histograms.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -29,7 +28,6 @@ let package = Package(
             dependencies: [
                 "CSpindle",
                 .product(name: "Atomics", package: "swift-atomics"),
-                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

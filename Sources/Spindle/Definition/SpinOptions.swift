@@ -43,8 +43,9 @@ public struct SpinOptions: Sendable {
     /// The most events the reducer reduces before it publishes the state and
     /// delivers the batch to feedbacks. Default: 1024.
     public var maxBatch: Int
-    /// How many times the reducer thread polls an empty queue before it
-    /// sleeps (each poll is a CPU pause, tens of nanoseconds). Default: 2000.
+    /// How many CPU pauses (tens of nanoseconds each) the reducer thread
+    /// spends polling an empty queue before it sleeps; polls back off from
+    /// every pause to every 8th. Default: 2000.
     public var spinsBeforeParking: Int
     /// How many times a feedback worker polls for new states after its
     /// mailbox runs dry, before it gives its dispatch queue back (each poll
