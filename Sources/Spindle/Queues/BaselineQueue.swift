@@ -37,10 +37,4 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
     }
 
     var isEmpty: Bool { batch.isEmpty && shared.withLock { $0.isEmpty } }
-
-    var depth: Int { shared.withLock { $0.count } }
-
-    var capacity: Int { .max }
-
-    var spaceParker: Parker? { nil }
 }

@@ -2,7 +2,8 @@
 /// (the loop's reducer thread).
 ///
 /// Implementations: ``LockFreeQueue`` (liburcu wfcqueue), ``RingQueue``
-/// (bounded C ring) and ``BaselineQueue`` (pure Swift, for comparison).
+/// (bounded C ring) and ``BaselineQueue`` (pure Swift, for comparison). The
+/// ring's bounded-only members (capacity, depth, the space parker) are its own.
 protocol EventQueue<Event>: AnyObject, Sendable {
     associatedtype Event: Sendable
 
@@ -18,15 +19,4 @@ protocol EventQueue<Event>: AnyObject, Sendable {
 
     /// True when nothing is waiting. Reducer thread only (exact there).
     var isEmpty: Bool { get }
-
-    /// Events waiting (approximate under concurrency). The lock-free queue
-    /// cannot count without a shared counter on its hot path, so it reports
-    /// only 0 (empty) or 1 (non-empty).
-    var depth: Int { get }
-
-    /// The most events the queue holds (`Int.max` when unbounded).
-    var capacity: Int { get }
-
-    /// The parker that blocked producers wait on for space, if bounded.
-    var spaceParker: Parker? { get }
 }

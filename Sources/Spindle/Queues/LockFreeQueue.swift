@@ -54,13 +54,4 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
 
     /// Hands finished nodes back to the pool (before the consumer sleeps).
     func flushFinishedNodes() { spindle_wfq_flush_consumer(raw) }
-
-    var depth: Int { isEmpty ? 0 : 1 }
-
-    var capacity: Int { .max }
-
-    var spaceParker: Parker? { nil }
-
-    /// Nodes ever allocated by the pool (stops growing in steady state).
-    var allocatedNodes: Int { spindle_wfq_allocated_nodes(raw) }
 }

@@ -16,8 +16,10 @@ final class RingQueue<Event: Sendable>: EventQueue {
     // (see the type's thread-safety note).
     nonisolated(unsafe) private let slots: UnsafeMutablePointer<Event>
     private let mask: UInt64
+    /// The ring's capacity (the requested one rounded up to a power of two).
     let capacity: Int
-    let spaceParker: Parker?
+    /// Blocked producers wait here for space; the consumer notifies it.
+    let spaceParker: Parker
 
     init(capacity requested: Int) {
         precondition(requested > 0, "Spindle: a bounded queue needs a capacity > 0")
@@ -61,7 +63,7 @@ final class RingQueue<Event: Sendable>: EventQueue {
                 spindle_ring_release_consumer(ring, 1)
                 body(event)
             }
-            spaceParker?.notify()
+            spaceParker.notify()
             total += run
         }
         return total
@@ -69,5 +71,6 @@ final class RingQueue<Event: Sendable>: EventQueue {
 
     var isEmpty: Bool { spindle_ring_depth(ring) == 0 }
 
+    /// Events waiting (approximate under concurrency). Any thread.
     var depth: Int { spindle_ring_depth(ring) }
 }

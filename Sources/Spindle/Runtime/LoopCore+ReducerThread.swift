@@ -112,7 +112,7 @@ extension LoopCore {
         let discard = stopMode.load(ordering: .relaxed) == 2
         var discarded = 0
         while true {
-            spaceParker?.notify()
+            ringQueue?.spaceParker.notify()
             let abandonedSoFar = abandoned.load(ordering: .sequentiallyConsistent)
             let attemptedSoFar = attempted.load(ordering: .sequentiallyConsistent)
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)

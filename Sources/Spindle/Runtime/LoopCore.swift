@@ -19,9 +19,8 @@ import Dispatch
 /// (checked in debug builds by `preconditionOnReducerThread()`).
 final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let options: SpinOptions
-    let reducer: Reducer<State, Event>
-    /// `reducer.reduce` and `observers.hasPending`, hoisted so that the
-    /// per-event path loads them without generic field-offset lookups.
+    /// The reducer's function and `observers.hasPending`, stored directly so
+    /// that the per-event path loads them without generic field-offset lookups.
     let reduceFunction: @Sendable (State, Event) -> State
     let observersPending: ManagedAtomic<Bool>
     // The event queue, concretely typed (an existential would stop the
@@ -31,8 +30,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let lockFreeQueue: LockFreeQueue<Event>?
     let ringQueue: RingQueue<Event>?
     let baselineQueue: BaselineQueue<Event>?
-    /// Blocked producers wait here for space (bounded queue only).
-    let spaceParker: Parker?
     let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
     let observers = StateObservers<State>()
@@ -89,7 +86,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     init(spin: Spin<State, Event>, options: SpinOptions) {
         self.options = options
-        self.reducer = spin.reducer
         self.reduceFunction = spin.reducer.reduce
         self.observersPending = observers.hasPending
         self.state = spin.initialState
@@ -112,7 +108,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
-        spaceParker = ring?.spaceParker
     }
 
     /// Creates the workers, attaches gear feedbacks and starts the reducer
@@ -191,7 +186,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     // A bounded queue is full: apply its policy. Called by a counted emit.
     private func overflow(_ event: Event) -> EmitResult {
-        guard case .bounded(_, let policy) = options.queue, let space = spaceParker, let ring = ringQueue else {
+        guard case .bounded(_, let policy) = options.queue, let ring = ringQueue else {
             preconditionFailure("Spindle: only a bounded queue can be full")
         }
         switch policy {
@@ -207,7 +202,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
                 }
                 // Wake-ups come from the reducer releasing slots, and from
                 // stop; the timeout is a safety net, not the mechanism.
-                space.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
+                ring.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
                     ring.depth < ring.capacity || closed.load(ordering: .relaxed)
                 }
             }
@@ -275,7 +270,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
             expected: 0, desired: mode == .discardPending ? 2 : 1, ordering: .relaxed)
         closed.store(true, ordering: .sequentiallyConsistent)
         parker.notify()
-        spaceParker?.notify()
+        ringQueue?.spaceParker.notify()
     }
 
     /// Stops the loop and waits for the reducer thread to finish and exit.
