@@ -49,6 +49,9 @@ let package = Package(
         ),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
+        // The concurrency stress suite (issue 4): run under Thread Sanitizer
+        // by scripts/stress.sh; public API only, so it also runs in release.
+        .testTarget(name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,6 +7,9 @@
 
 #define SPINDLE_CACHE_LINE 64
 
+// Created-minus-destroyed queues and rings (spindle_live_queues).
+void spindle_live_queues_add(long delta);
+
 #if defined(__has_feature)
 #  if __has_feature(thread_sanitizer)
 #    define SPINDLE_TSAN 1

@@ -49,6 +49,7 @@ spindle_ring *spindle_ring_create(size_t capacity) {
     ring->mask = cap - 1;
     atomic_init(&ring->tail, 0);
     atomic_init(&ring->head, 0);
+    spindle_live_queues_add(1);
     return ring;
 }
 
@@ -56,6 +57,7 @@ void spindle_ring_destroy(spindle_ring *ring) {
     if (ring == NULL) return;
     free(ring->slots);
     free(ring);
+    spindle_live_queues_add(-1);
 }
 
 size_t spindle_ring_capacity(const spindle_ring *ring) {

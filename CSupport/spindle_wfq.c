@@ -166,6 +166,7 @@ spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align, size_
     atomic_init(&q->allocated_nodes, 0);
     for (unsigned k = 0; k < SPINDLE_WFQ_MAX_SLABS; k++) atomic_init(&q->slabs[k], NULL);
     pthread_mutex_init(&q->grow_lock, NULL);
+    spindle_live_queues_add(1);
     return q;
 }
 
@@ -176,6 +177,7 @@ void spindle_wfq_destroy(spindle_wfq *q) {
     }
     pthread_mutex_destroy(&q->grow_lock);
     free(q);
+    spindle_live_queues_add(-1);
 }
 
 void *spindle_wfq_acquire(spindle_wfq *q) {

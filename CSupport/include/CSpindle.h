@@ -217,6 +217,12 @@ bool spindle_tsan_enabled(void);
 /// that the stress suite can prove TSan reports real races (the canary).
 void spindle_racy_increment(long *counter);
 
+// MARK: - Diagnostics
+
+/// Queues and rings created and not yet destroyed, process-wide (relaxed
+/// counter; for leak checks). Any thread.
+long spindle_live_queues(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -64,6 +64,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         } else {
             inlineEffect = nil
         }
+        LiveCounts.feedbackWorkers.wrappingIncrement(ordering: .relaxed)
+    }
+
+    deinit {
+        LiveCounts.feedbackWorkers.wrappingDecrement(ordering: .relaxed)
     }
 
     /// Subscribes an attached feedback (gear). Called once at loop start.
@@ -190,7 +195,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             }
             core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
             // Inserted under the lock, so `finished(id)` cannot run first.
+            LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
             runs.tasks[id] = Task { [self] in
+                defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
                 do {
                     try await body(emitter)
                 } catch {

@@ -108,6 +108,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
+        LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
+    }
+
+    deinit {
+        LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
     }
 
     /// Creates the workers, attaches gear feedbacks and starts the reducer
@@ -130,7 +135,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         // Attached before the thread starts: gear events sent right after
         // start() are queued, not missed.
         for worker in attachedWorkers { worker.attach() }
-        thread = OSThread.spawn(name: "spindle-reducer") { [self] in runReducerThread() }
+        LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed)
+        thread = OSThread.spawn(name: "spindle-reducer") { [self] in
+            defer { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
+            runReducerThread()
+        }
     }
 
     // MARK: Emitting
