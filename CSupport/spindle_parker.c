@@ -1,7 +1,8 @@
 // The parker: an event count on a Linux futex (a pthread condition variable
 // elsewhere). Waking a sleeping thread costs ~13 us on the reference machine,
 // so callers spin briefly on their condition before they prepare to wait;
-// notify costs a single load when nobody sleeps.
+// notify costs a single load when nobody sleeps, and one system call per
+// sleep however many notifies arrive while the sleeper gets up.
 #include "CSpindle.h"
 #include "spindle_internal.h"
 
@@ -19,23 +20,49 @@
 #include <time.h>
 #endif
 
+// Why two words. `registry` says who waits: the number of registered waiters
+// (low 32 bits) in the current round (high 32 bits). A notify that finds
+// waiters ends the round with one CAS, which unregisters all of them at once,
+// and only that notify makes the system call; the notifies that follow see no
+// waiter and cost one load. The futex sleeps on `wake_seq`, which each round-
+// ending notify bumps: a futex word must be 32 bits, and waiting on the
+// registry itself would wake every sleeper whenever another thread registers.
+//
+// No lost wake-up. A waiter registers (seq_cst RMW), reads `wake_seq`, then
+// re-checks its condition. The notifier writes the condition, then (seq_cst
+// fence) loads the registry. Either the notifier sees the registration, or
+// the waiter's re-check sees the condition (Dekker). If it sees it, the round
+// that holds the waiter ends with a notify that bumps `wake_seq` after its
+// CAS: the waiter either read `wake_seq` before that bump (its futex wait
+// then returns at once or is woken by the wake that follows the bump) or
+// after it (and then its re-check, ordered after the bump, sees the
+// condition written before it).
+//
+// Leaving. A waiter that returns from the futex, or cancels, unregisters
+// itself only if its round is still current (same high half); otherwise a
+// notify already did. A round number would have to wrap 2^32 times while the
+// waiter is between its wake and that check to fool it.
 struct spindle_parker {
-    // Bumped by every notify that finds a waiter; waiters sleep on it.
-    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint32_t epoch;
-    // Number of threads between prepare and the end of wait/cancel.
-    _Atomic uint32_t waiters;
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t registry;
+    _Atomic uint32_t wake_seq;
+    _Atomic uint64_t wakes;  // diagnostics: wake calls issued
 #ifndef __linux__
     pthread_mutex_t lock;
     pthread_cond_t cond;
 #endif
 };
 
+#define REGISTRY_WAITERS(r) ((uint32_t)(r))
+#define REGISTRY_ROUND(r) ((uint32_t)((r) >> 32))
+#define ROUND_ONE ((uint64_t)1 << 32)
+
 spindle_parker *spindle_parker_create(void) {
     spindle_parker *p = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(sizeof(*p), SPINDLE_CACHE_LINE));
     if (p == NULL) return NULL;
     memset(p, 0, sizeof(*p));
-    atomic_init(&p->epoch, 0);
-    atomic_init(&p->waiters, 0);
+    atomic_init(&p->registry, 0);
+    atomic_init(&p->wake_seq, 0);
+    atomic_init(&p->wakes, 0);
 #ifndef __linux__
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
@@ -52,18 +79,31 @@ void spindle_parker_destroy(spindle_parker *p) {
     free(p);
 }
 
-uint32_t spindle_parker_prepare(spindle_parker *p) {
+// key: the registration's round (high 32 bits) and the `wake_seq` value read
+// after registering (low 32 bits).
+uint64_t spindle_parker_prepare(spindle_parker *p) {
     // seq_cst RMW: orders this registration before the caller's re-check of
-    // its condition, against the notifier's write + load of `waiters`.
-    atomic_fetch_add_explicit(&p->waiters, 1, memory_order_seq_cst);
-    return atomic_load_explicit(&p->epoch, memory_order_seq_cst);
+    // its condition, against the notifier's write + fence + load.
+    uint64_t registered = atomic_fetch_add_explicit(&p->registry, 1, memory_order_seq_cst) + 1;
+    uint32_t seq = atomic_load_explicit(&p->wake_seq, memory_order_seq_cst);
+    return ((uint64_t)REGISTRY_ROUND(registered) << 32) | seq;
 }
 
-void spindle_parker_cancel(spindle_parker *p) {
-    atomic_fetch_sub_explicit(&p->waiters, 1, memory_order_seq_cst);
+void spindle_parker_cancel(spindle_parker *p, uint64_t key) {
+    uint32_t round = (uint32_t)(key >> 32);
+    uint64_t current = atomic_load_explicit(&p->registry, memory_order_seq_cst);
+    // Still counted only while our round is current; a notify that ended the
+    // round unregistered us with everyone else.
+    while (REGISTRY_ROUND(current) == round) {
+        if (atomic_compare_exchange_weak_explicit(&p->registry, &current, current - 1,
+                                                  memory_order_seq_cst, memory_order_seq_cst)) {
+            return;
+        }
+    }
 }
 
-void spindle_parker_wait(spindle_parker *p, uint32_t key, uint64_t timeout_ns) {
+void spindle_parker_wait(spindle_parker *p, uint64_t key, uint64_t timeout_ns) {
+    uint32_t seq = (uint32_t)key;
 #ifdef __linux__
     struct timespec ts;
     struct timespec *tsp = NULL;
@@ -72,11 +112,11 @@ void spindle_parker_wait(spindle_parker *p, uint32_t key, uint64_t timeout_ns) {
         ts.tv_nsec = (long)(timeout_ns % 1000000000u);
         tsp = &ts;
     }
-    // Returns at once if epoch != key (a notify came after prepare).
-    syscall(SYS_futex, (uint32_t *)&p->epoch, FUTEX_WAIT_PRIVATE, key, tsp, NULL, 0);
+    // Returns at once if wake_seq != seq (a round ended after prepare).
+    syscall(SYS_futex, (uint32_t *)&p->wake_seq, FUTEX_WAIT_PRIVATE, seq, tsp, NULL, 0);
 #else
     pthread_mutex_lock(&p->lock);
-    if (atomic_load_explicit(&p->epoch, memory_order_seq_cst) == key) {
+    if (atomic_load_explicit(&p->wake_seq, memory_order_seq_cst) == seq) {
         if (timeout_ns > 0) {
             struct timespec ts;
             clock_gettime(CLOCK_REALTIME, &ts);
@@ -90,27 +130,45 @@ void spindle_parker_wait(spindle_parker *p, uint32_t key, uint64_t timeout_ns) {
     }
     pthread_mutex_unlock(&p->lock);
 #endif
-    atomic_fetch_sub_explicit(&p->waiters, 1, memory_order_seq_cst);
+    // Timed out or woke spuriously: still registered unless a notify ended
+    // the round.
+    spindle_parker_cancel(p, key);
 }
 
 void spindle_parker_notify(spindle_parker *p) {
-    // The fence orders the caller's condition write before the load of
-    // `waiters` (Dekker with prepare's RMW): either we see the waiter, or it
+    // The fence orders the caller's condition write before the load of the
+    // registry (Dekker with prepare's RMW): either we see the waiter, or it
     // sees the condition.
     atomic_thread_fence(memory_order_seq_cst);
     spindle_parker_notify_after_rmw(p);
 }
 
 void spindle_parker_notify_after_rmw(spindle_parker *p) {
-    if (atomic_load_explicit(&p->waiters, memory_order_seq_cst) == 0) return;
-    atomic_fetch_add_explicit(&p->epoch, 1, memory_order_seq_cst);
+    uint64_t current = atomic_load_explicit(&p->registry, memory_order_seq_cst);
+    for (;;) {
+        if (REGISTRY_WAITERS(current) == 0) return;
+        // End the round: next round number, nobody registered.
+        uint64_t next = (current & ~(uint64_t)UINT32_MAX) + ROUND_ONE;
+        if (atomic_compare_exchange_weak_explicit(&p->registry, &current, next,
+                                                  memory_order_seq_cst, memory_order_seq_cst)) {
+            break;
+        }
+        // Lost to another notify (which wakes them) or a (un)registration:
+        // look again.
+    }
+    atomic_fetch_add_explicit(&p->wake_seq, 1, memory_order_seq_cst);
+    atomic_fetch_add_explicit(&p->wakes, 1, memory_order_relaxed);
 #ifdef __linux__
-    syscall(SYS_futex, (uint32_t *)&p->epoch, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
+    syscall(SYS_futex, (uint32_t *)&p->wake_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 #else
     pthread_mutex_lock(&p->lock);
     pthread_cond_broadcast(&p->cond);
     pthread_mutex_unlock(&p->lock);
 #endif
+}
+
+uint64_t spindle_parker_wake_count(const spindle_parker *p) {
+    return atomic_load_explicit(&((spindle_parker *)p)->wakes, memory_order_relaxed);
 }
 
 void spindle_cpu_relax(void) {

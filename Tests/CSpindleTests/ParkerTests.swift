@@ -18,7 +18,7 @@ private func park(on parker: OpaquePointer, timeout: Duration, deadline: Continu
     while !condition() {
         let key = spindle_parker_prepare(parker)
         if condition() {
-            spindle_parker_cancel(parker)
+            spindle_parker_cancel(parker, key)
             break
         }
         for _ in 0..<dawdle { spindle_cpu_relax() }
@@ -39,7 +39,7 @@ final class WaitDuration: Sendable {
 /// returns how long it slept, or nil when it still slept after `limitSeconds`
 /// (a wait that ignores its timeout fails the test instead of hanging it;
 /// the caller then leaks the parker, which that thread still uses).
-private func timedWait(_ parker: OpaquePointer, key: UInt32, timeoutNanoseconds: UInt64,
+private func timedWait(_ parker: OpaquePointer, key: UInt64, timeoutNanoseconds: UInt64,
                        limitSeconds: Int = 5) -> Duration? {
     let shared = SharedHandle(raw: parker)
     let result = WaitDuration()
@@ -100,17 +100,18 @@ extension CSpindleTarget {
             #expect(elapsed < .seconds(1))
         }
 
-        /// White-box: the key is the parker's epoch, which a notify bumps only
-        /// when a waiter is registered. After prepare + cancel nobody is, so
+        /// White-box: the key is the parker's round (and wake sequence), which
+        /// a notify moves on only when a waiter is registered. After prepare + cancel nobody is, so
         /// a notify must leave the key unchanged (and cost one load).
         @Test func cancelWithdrawsThePreparedWaiter() throws {
             let parker = try #require(spindle_parker_create())
             let before = spindle_parker_prepare(parker)
-            spindle_parker_cancel(parker)
+            spindle_parker_cancel(parker, before)
             spindle_parker_notify(parker)
             let after = spindle_parker_prepare(parker)
-            spindle_parker_cancel(parker)
+            spindle_parker_cancel(parker, after)
             #expect(after == before)
+            #expect(spindle_parker_wake_count(parker) == 0)
 
             // And the parker still works: a prepared waiter is notified.
             let key = spindle_parker_prepare(parker)
@@ -143,7 +144,7 @@ extension CSpindleTarget {
                 while !state.condition.load(ordering: .sequentiallyConsistent) {
                     let key = spindle_parker_prepare(parker.raw)
                     if state.condition.load(ordering: .sequentiallyConsistent) {
-                        spindle_parker_cancel(parker.raw)
+                        spindle_parker_cancel(parker.raw, key)
                         break
                     }
                     if !announced {
@@ -176,6 +177,51 @@ extension CSpindleTarget {
             #expect(state.aboutToSleep.load(ordering: .relaxed) == waiters, "every waiter went to sleep")
             #expect(wokenAfter < .milliseconds(1500), "woken by the notify, not by the 3 s timeout")
             #expect(state.unsatisfied.load(ordering: .relaxed) == 0)
+        }
+
+        /// A sleeper takes ~13 us to get up after its wake; producers notify
+        /// on every event meanwhile. Only the first notify may pay for a wake
+        /// (a system call): the rest must find nobody registered. Notifiers
+        /// on two threads storm one sleeping waiter; the parker must issue
+        /// about one wake per sleep, not one per notify.
+        @Test func notifyStormDuringOneSleepIssuesOneWake() throws {
+            let raw = try #require(spindle_parker_create())
+            let parker = SharedHandle(raw: raw)
+            let state = WakeState()
+            let sleeps = Atomic<Int>(0)
+            let waiter = TestThreads(1, name: "parker-sleeper") { _ in
+                let deadline = ContinuousClock.now + .seconds(10)
+                while !state.condition.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {
+                    let key = spindle_parker_prepare(parker.raw)
+                    if state.condition.load(ordering: .sequentiallyConsistent) {
+                        spindle_parker_cancel(parker.raw, key)
+                        break
+                    }
+                    state.aboutToSleep.add(1, ordering: .relaxed)
+                    sleeps.add(1, ordering: .relaxed)
+                    spindle_parker_wait(parker.raw, key, 3_000_000_000)
+                }
+            }
+            let readyDeadline = ContinuousClock.now + .seconds(5)
+            while state.aboutToSleep.load(ordering: .relaxed) < 1, ContinuousClock.now < readyDeadline {
+                Thread.sleep(forTimeInterval: 0.001)
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+            let notifiesPerThread = 20_000
+            state.condition.store(true, ordering: .sequentiallyConsistent)
+            let notifiers = TestThreads(2, name: "parker-storm") { _ in
+                for _ in 0..<notifiesPerThread { spindle_parker_notify(parker.raw) }
+            }
+            #expect(notifiers.join(timeoutSeconds: 15))
+            let joined = waiter.join(timeoutSeconds: 15)
+            #expect(joined)
+            guard joined else { return }  // leak: the waiter may still sleep on it
+            let wakes = spindle_parker_wake_count(raw)
+            let slept = sleeps.load(ordering: .relaxed)
+            spindle_parker_destroy(raw)
+            #expect(slept >= 1)
+            // One wake per sleep at most (a sleep that timed out has none).
+            #expect(wakes <= UInt64(slept), "\(wakes) wakes for \(slept) sleeps and \(2 * notifiesPerThread) notifies")
         }
 
         /// 10 000 hand-offs, each one a sleep/notify with no spinning first, so

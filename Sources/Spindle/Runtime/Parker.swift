@@ -36,7 +36,7 @@ final class Parker: Sendable {
         }
         let key = spindle_parker_prepare(raw)
         if condition() {
-            spindle_parker_cancel(raw)
+            spindle_parker_cancel(raw, key)
             return
         }
         spindle_parker_wait(raw, key, timeoutNanoseconds)
