@@ -1,14 +1,34 @@
 import Atomics
 
-/// One published state.
+/// One published state, in raw storage.
 ///
-/// `@unchecked Sendable` because `state` is a `var`: the reducer thread
-/// writes it only while the box is uniquely referenced (not published, held
-/// by no reader — see `StateSnapshot.publish`); once published the box is
-/// only read.
-final class StateBox<State>: AtomicReference, @unchecked Sendable {
-    var state: State
-    init(_ state: State) { self.state = state }
+/// Not generic on purpose: publishing runs in the engine's unspecialized
+/// generic code, where every use of a `StateBox<State>` (and of a
+/// `ManagedAtomic<StateBox<State>>`) asks the runtime's metadata cache for the
+/// constructed type, once per batch; a concrete class costs nothing.
+///
+/// `@unchecked Sendable` because `storage` is mutable memory: the reducer
+/// thread writes it only while the box is uniquely referenced (not published,
+/// held by no reader — see `StateSnapshot.publish`); once published the box
+/// is only read.
+final class StateBox: AtomicReference, @unchecked Sendable {
+    /// One initialized `State`, owned by the box.
+    let storage: UnsafeMutableRawPointer
+    /// Deinitializes and frees `storage` (made for the box's `State`).
+    private let destroy: @Sendable (UnsafeMutableRawPointer) -> Void
+
+    init<State>(_ state: State) {
+        let typed = UnsafeMutablePointer<State>.allocate(capacity: 1)
+        typed.initialize(to: state)
+        storage = UnsafeMutableRawPointer(typed)
+        destroy = { raw in
+            let typed = raw.assumingMemoryBound(to: State.self)
+            typed.deinitialize(count: 1)
+            typed.deallocate()
+        }
+    }
+
+    deinit { destroy(storage) }
 }
 
 /// The latest state, readable from any thread without a lock.
@@ -20,23 +40,26 @@ final class StateBox<State>: AtomicReference, @unchecked Sendable {
 ///
 /// Thread safety: `value` from any thread; `publish` on the reducer thread only.
 final class StateSnapshot<State: Sendable>: Sendable {
-    private let current: ManagedAtomic<StateBox<State>>
+    private let current: ManagedAtomic<StateBox>
     // reducer thread only: the box replaced by the last publish, for reuse.
-    nonisolated(unsafe) private var spare: StateBox<State>?
+    nonisolated(unsafe) private var spare: StateBox?
 
     init(_ initial: State) {
         current = ManagedAtomic(StateBox(initial))
     }
 
     /// The latest published state. Any thread.
-    var value: State { current.load(ordering: .acquiring).state }
+    var value: State {
+        let box = current.load(ordering: .acquiring)
+        return withExtendedLifetime(box) { box.storage.assumingMemoryBound(to: State.self).pointee }
+    }
 
     /// Publishes `state`. Reducer thread only.
     func publish(_ state: State) {
-        var box: StateBox<State>? = nil
+        var box: StateBox? = nil
         swap(&box, &spare)
         if box != nil, isKnownUniquelyReferenced(&box) {
-            box.unsafelyUnwrapped.state = state
+            box.unsafelyUnwrapped.storage.assumingMemoryBound(to: State.self).pointee = state
         } else {
             box = StateBox(state)
         }
