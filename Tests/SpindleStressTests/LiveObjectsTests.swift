@@ -1,6 +1,7 @@
 import Spindle
 import Testing
 
+extension StressSuite {
 @Suite("Live objects")
 struct LiveObjectsTests {
     @Test("a started, stopped and released loop counts up, then back down")
@@ -26,4 +27,5 @@ struct LiveObjectsTests {
         }
         #expect(SpindleLiveObjects.current.loops <= before.loops)
     }
+}
 }

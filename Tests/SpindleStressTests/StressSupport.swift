@@ -1,0 +1,380 @@
+import Dispatch
+import Foundation
+import Spindle
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Shared machinery of the stress suite: scale knobs read from the
+// environment, OS-thread producers, TSan-visible payload slots, the reducer-side
+// order checker, live-object baselines and process probes (/proc).
+//
+// Every stress test checks three things (STYLE.md): conservation, per-producer
+// FIFO and live objects back to their baseline.
+
+/// The root of the stress suite. `.serialized` applies to every nested suite:
+/// stress tests measure process-wide counters (live objects, threads, RSS) and
+/// would disturb each other's figures if they ran side by side.
+@Suite("Spindle stress", .serialized)
+enum StressSuite {}
+
+// MARK: - Scale
+
+/// The suite's size knobs. Defaults are the CI amounts; set the variables
+/// for a quick local run, e.g. `SPINDLE_STRESS_EVENTS=200000 SPINDLE_STRESS_CYCLES=500`.
+enum StressScale {
+    /// Events per queue kind for the throughput test, split evenly over the
+    /// 1, 2, 4 and 8 producer runs (`SPINDLE_STRESS_EVENTS`, default 10 M).
+    static let eventsPerQueue = integer("SPINDLE_STRESS_EVENTS", default: 10_000_000)
+    /// Start/stop cycles (`SPINDLE_STRESS_CYCLES`, default 10,000).
+    static let cycles = integer("SPINDLE_STRESS_CYCLES", default: 10_000)
+    /// Rounds of the race-shaped tests: stop races, fan-out churn, faults
+    /// (`SPINDLE_STRESS_ROUNDS`, default 20).
+    static let rounds = integer("SPINDLE_STRESS_ROUNDS", default: 20)
+    /// Soak length in seconds (`SPINDLE_SOAK_SECONDS`, default 60), when
+    /// `SPINDLE_SOAK=1`.
+    static let soakSeconds = integer("SPINDLE_SOAK_SECONDS", default: 60)
+
+    static let soakEnabled = ProcessInfo.processInfo.environment["SPINDLE_SOAK"] == "1"
+    static let canaryEnabled = ProcessInfo.processInfo.environment["SPINDLE_TSAN_CANARY"] == "1"
+
+    private static func integer(_ name: String, default value: Int) -> Int {
+        guard let text = ProcessInfo.processInfo.environment[name] else { return value }
+        guard let parsed = Int(text.replacingOccurrences(of: "_", with: "")), parsed > 0 else {
+            preconditionFailure("\(name) must be a positive integer, got \(text)")
+        }
+        return parsed
+    }
+}
+
+/// One line per test for scripts/stress.sh to add up:
+/// `SPINDLE-STRESS <kind> queue=<name> <count> [<rate>/s]`.
+func reportTotal(_ kind: String, queue: String, _ count: Int, over duration: Duration? = nil) {
+    var line = "SPINDLE-STRESS \(kind) queue=\(queue) \(count)"
+    if let duration {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        if seconds > 0 { line += " \(Int(Double(count) / seconds))/s" }
+    }
+    print(line)
+}
+
+/// A short name for a queue kind, for totals and test arguments.
+func name(of queue: QueueKind) -> String {
+    switch queue {
+    case .lockFree: return "lockFree"
+    case .baseline: return "baseline"
+    case .bounded(let capacity, .block): return "ring(\(capacity),block)"
+    case .bounded(let capacity, .dropNewest): return "ring(\(capacity),dropNewest)"
+    }
+}
+
+/// The three queues every throughput-shaped test runs on.
+let stressQueues: [QueueKind] = [.lockFree, .bounded(capacity: 1024, overflow: .block), .baseline]
+
+// MARK: - Locks and recorders
+
+/// A value behind an `NSLock` (pthread-based, so Thread Sanitizer sees it).
+final class Locked<Value>: @unchecked Sendable {
+    // @unchecked: `value` is only touched while `lock` is held.
+    private let lock = NSLock()
+    private var value: Value
+    init(_ value: Value) { self.value = value }
+    func withLock<R>(_ body: (inout Value) -> R) -> R {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
+/// A thread-safe list that effects and threads append to.
+final class Recorder<Value: Sendable>: Sendable {
+    private let storage = Locked<[Value]>([])
+    func append(_ value: Value) { storage.withLock { $0.append(value) } }
+    var values: [Value] { storage.withLock { $0 } }
+    var count: Int { storage.withLock { $0.count } }
+}
+
+/// An atomic counter any thread may bump (C11-style atomics, which TSan sees).
+final class Counter: Sendable {
+    private let value = Atomic<Int>(0)
+    init() {}
+    @discardableResult
+    func add(_ amount: Int = 1) -> Int { value.wrappingAdd(amount, ordering: .sequentiallyConsistent).newValue }
+    var current: Int { value.load(ordering: .sequentiallyConsistent) }
+}
+
+/// A one-way flag any thread may raise.
+final class Flag: Sendable {
+    private let value = Atomic<Bool>(false)
+    init() {}
+    func raise() { value.store(true, ordering: .sequentiallyConsistent) }
+    var isRaised: Bool { value.load(ordering: .sequentiallyConsistent) }
+}
+
+/// Gates that effects wait on until the test opens them; waiting ignores task
+/// cancellation on purpose (an effect that does not cooperate).
+final class Gates: Sendable {
+    private struct Storage {
+        var openedAll = false
+        var waiting: [CheckedContinuation<Void, Never>] = []
+    }
+    private let storage = Locked(Storage())
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = storage.withLock { storage -> Bool in
+                if storage.openedAll { return true }
+                storage.waiting.append(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func openAll() {
+        let waiters = storage.withLock { storage -> [CheckedContinuation<Void, Never>] in
+            storage.openedAll = true
+            defer { storage.waiting = [] }
+            return storage.waiting
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}
+
+// MARK: - Waiting
+
+/// Polls `condition` every millisecond until it holds or `seconds` pass.
+/// - Returns: whether it held.
+func eventually(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
+/// Runs `body` on `count` OS threads (Foundation `Thread`, never the
+/// cooperative pool: producers block, and the pool has one thread per core)
+/// and waits for all of them without blocking a concurrency thread.
+/// - Returns: false if they were not all done within `seconds` (a hang: the
+///   caller records it; the threads are left running).
+@discardableResult
+func onThreads(_ count: Int, within seconds: Double = 600, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
+    let remaining = Counter()
+    remaining.add(count)
+    let done = Locked<CheckedContinuation<Bool, Never>?>(nil)
+    let finished: @Sendable (Bool) -> Void = { value in
+        if let continuation = done.withLock({ stored -> CheckedContinuation<Bool, Never>? in
+            defer { stored = nil }
+            return stored
+        }) {
+            continuation.resume(returning: value)
+        }
+    }
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        done.withLock { $0 = continuation }
+        for index in 0..<count {
+            let thread = Thread {
+                body(index)
+                if remaining.add(-1) == 0 { finished(true) }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finished(false) }
+    }
+}
+
+// MARK: - Payloads Thread Sanitizer can see
+
+/// One plain (non-atomic) `Int` per event, written by the producer before it
+/// emits and read by the reducer after it dequeues. The event carries only
+/// the index. Stores through a pointer subscript are compiled into this
+/// module, so TSan instruments them (unlike the stdlib's uninstrumented
+/// `initialize(to:)`/`move()` that carry the event itself at -Onone): if a
+/// queue lacked its happens-before edge, TSan would report the slot.
+final class PayloadSlots: @unchecked Sendable {
+    // @unchecked: slot `i` is written once by its producer before the emit
+    // and read only after the queue handed the event over; that edge is
+    // exactly what the suite asks TSan to verify.
+    let producers: Int
+    let perProducer: Int
+    private let base: UnsafeMutablePointer<Int>
+
+    init(producers: Int, perProducer: Int) {
+        self.producers = producers
+        self.perProducer = perProducer
+        base = .allocate(capacity: Swift.max(1, producers * perProducer))
+    }
+
+    deinit { base.deallocate() }
+
+    /// The value expected in a slot: a mix of producer and sequence.
+    static func expected(producer: Int, sequence: Int) -> Int {
+        (sequence &* 0x9E37_79B9) ^ (producer &<< 48) ^ 0x5A5A
+    }
+
+    /// Producer side, before emitting `sequence`.
+    func write(producer: Int, sequence: Int) {
+        base[producer * perProducer + sequence] = Self.expected(producer: producer, sequence: sequence)
+    }
+
+    /// Consumer side: whether the slot holds what its producer wrote.
+    func holdsExpected(producer: Int, sequence: Int) -> Bool {
+        base[producer * perProducer + sequence] == Self.expected(producer: producer, sequence: sequence)
+    }
+}
+
+/// An event from producer `producer`, its `sequence`-th (0-based).
+struct Stamped: Sendable {
+    let producer: Int
+    let sequence: Int
+}
+
+/// Checks, on the reducer thread, every event a loop reduces: per-producer
+/// FIFO (strictly increasing; with `contiguous`, no gaps either), payload
+/// slots, and per-producer counts and checksums. It is a plain class with
+/// plain fields on purpose: only the reducer thread touches it while the loop
+/// runs, so any second thread in the reducer is a TSan report.
+final class OrderChecker: @unchecked Sendable {
+    // @unchecked: reducer thread only while the loop runs; read by the test
+    // after `stop()` (or after the loop's drain was observed), which orders
+    // the reads after the last reduction.
+    let producers: Int
+    let contiguous: Bool
+    let payloads: PayloadSlots?
+    private(set) var lastSequence: [Int]
+    private(set) var reducedPerProducer: [Int]
+    private(set) var sequenceSum: [Int]
+    private(set) var outOfOrder = 0
+    private(set) var gaps = 0
+    private(set) var badPayloads = 0
+    private(set) var reduced = 0
+    /// Reductions so far, for other threads to watch the backlog.
+    let progress = Counter()
+
+    init(producers: Int, contiguous: Bool = true, payloads: PayloadSlots? = nil) {
+        self.producers = producers
+        self.contiguous = contiguous
+        self.payloads = payloads
+        lastSequence = Array(repeating: -1, count: producers)
+        reducedPerProducer = Array(repeating: 0, count: producers)
+        sequenceSum = Array(repeating: 0, count: producers)
+    }
+
+    func observe(_ event: Stamped) {
+        let last = lastSequence[event.producer]
+        if event.sequence <= last { outOfOrder += 1 }
+        if contiguous, event.sequence != last + 1 { gaps += 1 }
+        lastSequence[event.producer] = event.sequence
+        reducedPerProducer[event.producer] += 1
+        sequenceSum[event.producer] &+= event.sequence
+        if let payloads, !payloads.holdsExpected(producer: event.producer, sequence: event.sequence) {
+            badPayloads += 1
+        }
+        reduced += 1
+        progress.add()
+    }
+
+    /// A reducer counting events (its state) that checks each one here.
+    var reducer: Reducer<Int, Stamped> {
+        Reducer { [self] count, event in
+            observe(event)
+            return count + 1
+        }
+    }
+}
+
+/// What one producer thread did.
+struct ProducerTally: Sendable {
+    let producer: Int
+    var accepted = 0
+    var dropped = 0
+    var stopped = 0
+    /// Sum of the accepted sequence numbers (compared with the reducer's).
+    var acceptedSequenceSum = 0
+    /// `.accepted` or `.dropped` after a `.stopped`: never allowed.
+    var answeredAfterStopped = 0
+
+    init(producer: Int) { self.producer = producer }
+
+    mutating func count(_ result: EmitResult, sequence: Int) {
+        switch result {
+        case .accepted:
+            if stopped > 0 { answeredAfterStopped += 1 }
+            accepted += 1
+            acceptedSequenceSum &+= sequence
+        case .dropped:
+            if stopped > 0 { answeredAfterStopped += 1 }
+            dropped += 1
+        case .stopped:
+            stopped += 1
+        }
+    }
+}
+
+// MARK: - Live objects
+
+/// The live-object counts at a test's start, and the check that they came
+/// back. Other suites of the same process (plain `swift test` runs them in
+/// parallel) may run loops too, so the baseline is taken once the counts have
+/// held still for a moment, and the check waits, with a deadline, for every
+/// count to be at or below it.
+struct LiveBaseline {
+    let counts: SpindleLiveObjects
+    let threads: Int
+
+    /// Waits (at most `seconds`) until the counts hold still for 300 ms.
+    static func settle(within seconds: Double = 120) async -> LiveBaseline {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var last = SpindleLiveObjects.current
+        var stableSince = ContinuousClock.now
+        while ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+            let now = SpindleLiveObjects.current
+            if now != last {
+                last = now
+                stableSince = ContinuousClock.now
+            } else if ContinuousClock.now - stableSince >= .milliseconds(300) {
+                break
+            }
+        }
+        return LiveBaseline(counts: last, threads: ProcessProbe.threadCount())
+    }
+
+    /// Whether every count is at or below the baseline now.
+    func isReached(_ now: SpindleLiveObjects = .current) -> Bool {
+        now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
+            && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
+            && now.eventQueues <= counts.eventQueues
+    }
+
+    /// Records an issue unless every count returns to the baseline within
+    /// `seconds`.
+    func expectReturned(within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let back = await eventually(within: seconds) { isReached() }
+        #expect(back, "live objects did not return to \(counts): now \(SpindleLiveObjects.current)",
+                sourceLocation: sourceLocation)
+    }
+}
+
+// MARK: - Process probes
+
+enum ProcessProbe {
+    /// Threads of this process (entries of /proc/self/task).
+    static func threadCount() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? -1
+    }
+
+    /// Resident set size in bytes (second field of /proc/self/statm, in pages).
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return -1 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return -1 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
