@@ -86,6 +86,10 @@ uint64_t spindle_parker_prepare(spindle_parker *p) {
     // its condition, against the notifier's write + fence + load.
     uint64_t registered = atomic_fetch_add_explicit(&p->registry, 1, memory_order_seq_cst) + 1;
     uint32_t seq = atomic_load_explicit(&p->wake_seq, memory_order_seq_cst);
+    // Callers re-check their condition with plain (relaxed or acquire)
+    // loads; the fence makes the Dekker argument hold for those too (free on
+    // x86 after the locked add; needed on ARM). Once per sleep.
+    atomic_thread_fence(memory_order_seq_cst);
     return ((uint64_t)REGISTRY_ROUND(registered) << 32) | seq;
 }
 

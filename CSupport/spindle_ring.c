@@ -84,9 +84,12 @@ size_t spindle_ring_claim(spindle_ring *ring, size_t count, uint64_t *first) {
             if (want == 1) return 0;
             want = 1;
         }
+        // seq_cst on success (the same locked cmpxchg on x86): the claim is
+        // the RMW that lets the caller wake the consumer with
+        // spindle_parker_notify_after_rmw, whose waiter re-checks `tail`.
         if (want > 0 && atomic_compare_exchange_weak_explicit(
                             &ring->tail, &pos, pos + want,
-                            memory_order_relaxed, memory_order_relaxed)) {
+                            memory_order_seq_cst, memory_order_relaxed)) {
             *first = pos;
             return want;
         }

@@ -137,7 +137,8 @@ size_t spindle_ring_capacity(const spindle_ring *ring);
 /// claimed sequence number, or the consumer stalls at the first unpublished
 /// one.
 /// Ordering: acquire on the slot's sequence, so the consumer's reads of the
-/// slot's previous payload happen-before the caller's write.
+/// slot's previous payload happen-before the caller's write; the claim itself
+/// is a sequentially consistent RMW on the tail (see notify_after_rmw).
 size_t spindle_ring_claim(spindle_ring *ring, size_t count, uint64_t *first);
 
 /// Publishes a claimed slot: the payload for `seq` is written. Release
@@ -211,8 +212,9 @@ void spindle_thread_set_name(const char *name);
 
 /// `spindle_parker_notify` without its leading fence, for callers that have
 /// just performed a sequentially consistent read-modify-write after making
-/// the waiters' condition true (a locked instruction on x86, an acquire-
-/// release RMW on ARMv8: both order the earlier write before this load).
+/// the waiters' condition true, or whose RMW itself made it true (a locked
+/// instruction on x86, an acquire-release RMW on ARMv8: both order the
+/// earlier write before this load).
 void spindle_parker_notify_after_rmw(spindle_parker *parker);
 
 /// One CPU relax hint (`pause` on x86), for spin loops in Swift.

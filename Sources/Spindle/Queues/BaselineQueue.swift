@@ -24,13 +24,13 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
         return true
     }
 
-    func drain(max: Int, _ body: (consuming Event) -> Void) -> Int {
+    func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         if batch.isEmpty {
             shared.withLock { $0.exchange(with: &batch) }
         }
         var count = 0
         while count < max, !batch.isEmpty {
-            body(batch.removeFirst())
+            batch.removeFirst(movingWith: body)
             count += 1
         }
         return count

@@ -11,11 +11,16 @@ protocol EventQueue<Event>: AnyObject, Sendable {
     /// - Returns: `true` when enqueued, `false` when a bounded queue is full.
     func tryEnqueue(_ event: Event) -> Bool
 
-    /// Moves up to `max` events out, in order per producer, and hands each to
-    /// `body`. Reducer thread only.
+    /// Hands up to `max` events, in order per producer, to `body` by address:
+    /// `body` must move (or deinitialize) the `Event` at the pointer, which
+    /// the queue then treats as uninitialized. Reducer thread only.
+    ///
+    /// By address, not by value: the reducer moves the event straight out of
+    /// the queue's memory in code specialized for the concrete type (see
+    /// `Reducer.reduceInPlace`), instead of a value-witness copy here.
     /// - Returns: how many events were handed out.
     /// - Complexity: O(n) in the events handed out.
-    func drain(max: Int, _ body: (consuming Event) -> Void) -> Int
+    func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int
 
     /// True when nothing is waiting. Reducer thread only (exact there).
     var isEmpty: Bool { get }

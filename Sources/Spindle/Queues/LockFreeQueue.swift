@@ -21,7 +21,7 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     }
 
     deinit {
-        _ = drain(max: .max) { _ in }
+        _ = drain(max: .max) { $0.assumingMemoryBound(to: Event.self).deinitialize(count: 1) }
         spindle_wfq_flush_consumer(raw)
         spindle_wfq_destroy(raw)
     }
@@ -37,11 +37,11 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
         return true
     }
 
-    func drain(max: Int, _ body: (consuming Event) -> Void) -> Int {
+    func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var count = 0
         while count < max {
             if let payload = spindle_wfq_next_consumer(raw) {
-                body(payload.assumingMemoryBound(to: Event.self).move())
+                body(payload)
                 count += 1
             } else if !spindle_wfq_splice_consumer(raw) {
                 break

@@ -51,6 +51,19 @@ struct RawFIFO<Element>: ~Copyable {
         return element
     }
 
+    /// Removes the front element by handing its address to `body`, which
+    /// must move (or deinitialize) it.
+    /// - Precondition: not empty.
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func removeFirst(movingWith body: (UnsafeMutableRawPointer) -> Void) {
+        assert(count > 0, "RawFIFO.removeFirst on an empty buffer")
+        let element = storage + head
+        head = (head &+ 1) & (capacity &- 1)
+        count &-= 1
+        body(UnsafeMutableRawPointer(element))
+    }
+
     /// Deinitializes every element, keeping the capacity.
     /// - Complexity: O(n).
     mutating func removeAll() {

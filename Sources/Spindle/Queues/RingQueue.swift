@@ -20,6 +20,9 @@ final class RingQueue<Event: Sendable>: EventQueue {
     let capacity: Int
     /// Blocked producers wait here for space; the consumer notifies it.
     let spaceParker: Parker
+    // Consumer only: the event being reduced, moved out of its slot so the
+    // slot is free while the reducer runs.
+    nonisolated(unsafe) private let scratch: UnsafeMutablePointer<Event>
 
     init(capacity requested: Int) {
         precondition(requested > 0, "Spindle: a bounded queue needs a capacity > 0")
@@ -30,12 +33,14 @@ final class RingQueue<Event: Sendable>: EventQueue {
         capacity = spindle_ring_capacity(ring)
         mask = UInt64(capacity - 1)
         slots = .allocate(capacity: capacity)
+        scratch = .allocate(capacity: 1)
         spaceParker = Parker()
     }
 
     deinit {
-        _ = drain(max: .max) { _ in }
+        _ = drain(max: .max) { $0.assumingMemoryBound(to: Event.self).deinitialize(count: 1) }
         slots.deallocate()
+        scratch.deallocate()
         spindle_ring_destroy(ring)
     }
 
@@ -48,7 +53,7 @@ final class RingQueue<Event: Sendable>: EventQueue {
         return true
     }
 
-    func drain(max: Int, _ body: (consuming Event) -> Void) -> Int {
+    func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var total = 0
         while total < max {
             var first: UInt64 = 0
@@ -56,12 +61,12 @@ final class RingQueue<Event: Sendable>: EventQueue {
             if run == 0 { break }
             var offset: UInt64 = 0
             while offset < UInt64(run) {
-                let event = (slots + Int((first &+ offset) & mask)).move()
+                scratch.moveInitialize(from: slots + Int((first &+ offset) & mask), count: 1)
                 offset &+= 1
                 // Free the slot before reducing: the capacity counts events
                 // waiting, not the one being reduced.
                 spindle_ring_release_consumer(ring, 1)
-                body(event)
+                body(UnsafeMutableRawPointer(scratch))
             }
             spaceParker.notify()
             total += run

@@ -48,7 +48,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     @exclusivity(unchecked) nonisolated(unsafe) private var draining = RawFIFO<State>(capacity: 64)
     /// atomic: bumped by the reducer thread after each delivery, so an idle
     /// drain can poll for new states without taking the lock.
-    private let deliveries = ManagedAtomic<Int>(0)
+    private let deliveries = UnsafeAtomic<Int>.create(0)  // freed in deinit
     /// How long an idle drain polls before giving its queue back.
     private let idleSpins: Int
 
@@ -68,6 +68,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     deinit {
+        deliveries.destroy()
         LiveCounts.feedbackWorkers.wrappingDecrement(ordering: .relaxed)
     }
 

@@ -22,7 +22,7 @@ extension LoopCore {
 
         while true {
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
-            var reduced = drainQueue(max: maxBatch) { event in reduce(event) }
+            var reduced = drainQueue(max: maxBatch) { payload in reduce(movingFrom: payload) }
             taken &+= reduced
             reduced += reduceReentrant(max: maxBatch)
             if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
@@ -50,7 +50,8 @@ extension LoopCore {
     }
 
     @inline(__always)
-    private func reduce(_ event: consuming Event) {
+    // `payload` holds the event; the reducer moves it out.
+    private func reduce(movingFrom payload: UnsafeMutableRawPointer) {
         // Checked per event, after the event was dequeued: an observer that
         // subscribed before emitting sees the states its own events make.
         if observerBaseIndex < 0, observersPending.load(ordering: .relaxed) {
@@ -58,10 +59,10 @@ extension LoopCore {
             observerBaseState = state
             collecting = true
         }
-        state = reduceFunction(state, event)
+        reduceFunction(&statePointer.pointee, payload)
         reducedCount &+= 1
         if hasInlineWorkers { runInlineWorkers() }
-        if collecting { batchStates.append(state) }
+        if collecting { batchStates.append(statePointer.pointee) }
     }
 
     // Out of line on purpose: iterating the workers needs generic metadata
@@ -77,7 +78,7 @@ extension LoopCore {
     private func reduceReentrant(max: Int) -> Int {
         var count = 0
         while count < max, !reentrant.isEmpty {
-            reduce(reentrant.removeFirst())
+            reentrant.removeFirst { payload in reduce(movingFrom: payload) }
             count += 1
         }
         return count
@@ -118,13 +119,16 @@ extension LoopCore {
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var handled = 0
             if discard {
-                let fromQueue = drainQueue(max: .max) { _ in discarded += 1 }
+                let fromQueue = drainQueue(max: .max) { payload in
+                    payload.assumingMemoryBound(to: Event.self).deinitialize(count: 1)
+                    discarded += 1
+                }
                 taken &+= fromQueue
                 handled += fromQueue + reentrant.count
                 discarded += reentrant.count
                 reentrant.removeAll()
             } else {
-                let fromQueue = drainQueue(max: options.maxBatch) { event in reduce(event) }
+                let fromQueue = drainQueue(max: options.maxBatch) { payload in reduce(movingFrom: payload) }
                 taken &+= fromQueue
                 handled += fromQueue + reduceReentrant(max: options.maxBatch)
                 if handled > 0 { publish() }

@@ -21,8 +21,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let options: SpinOptions
     /// The reducer's function and `observers.hasPending`, stored directly so
     /// that the per-event path loads them without generic field-offset lookups.
-    let reduceFunction: @Sendable (State, Event) -> State
-    let observersPending: ManagedAtomic<Bool>
+    let reduceFunction: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
+    let observersPending: UnsafeAtomic<Bool>  // owned by `observers`
     // The event queue, concretely typed (an existential would stop the
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`.
@@ -36,10 +36,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     /// Wakes the reducer thread when events arrive.
     let parker = Parker()
 
+    // The atomics every emit touches are UnsafeAtomic (freed in deinit):
+    // ManagedAtomic's storage-pointer getter is an out-of-line generic call.
     /// atomic: set once by stop; read by every emit (read-mostly line).
-    let closed = ManagedAtomic<Bool>(false)
+    let closed = UnsafeAtomic<Bool>.create(false)
     /// atomic: emits that passed the fast `closed` check (any thread).
-    let attempted = ManagedAtomic<Int>(0)
+    let attempted = UnsafeAtomic<Int>.create(0)
     /// atomic: counted emits that ended without enqueuing (any thread).
     let abandoned = ManagedAtomic<Int>(0)
     // reducer thread only: events taken out of the queue (reduced or discarded).
@@ -48,7 +50,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     /// (discard): set once by compare-exchange, so the first request wins.
     let stopMode = ManagedAtomic<Int>(0)
     /// atomic: the reducer thread's id, 0 until it starts.
-    let reducerThreadToken = ManagedAtomic<UInt>(0)
+    let reducerThreadToken = UnsafeAtomic<UInt>.create(0)
     /// atomic: 0 joinable, 1 joined by stop, 2 detached (loop released).
     let joinState = ManagedAtomic<Int>(0)
 
@@ -67,7 +69,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     // (Raw buffers and scalars rather than Array/Deque/tuples: see RawFIFO.)
     // `@exclusivity(unchecked)`: one thread touches them, so the dynamic
     // exclusivity checks (~5% of the reducer's time) prove nothing.
-    @exclusivity(unchecked) nonisolated(unsafe) var state: State
+    // The state lives behind a pointer, not in a stored property: the reducer
+    // passes `statePointer.pointee` to the user's reducer by address, where a
+    // generic class property is first copied out (a value-witness call per
+    // event, the reducer thread's largest cost in reduce-1p).
+    nonisolated(unsafe) let statePointer: UnsafeMutablePointer<State>
+    var state: State {
+        @inline(__always) get { statePointer.pointee }
+    }
     @exclusivity(unchecked) nonisolated(unsafe) var batchStates = RawBatch<State>()
     @exclusivity(unchecked) nonisolated(unsafe) var reentrant = RawFIFO<Event>()
     @exclusivity(unchecked) nonisolated(unsafe) var reducedCount = 0
@@ -86,9 +95,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     init(spin: Spin<State, Event>, options: SpinOptions) {
         self.options = options
-        self.reduceFunction = spin.reducer.reduce
+        self.reduceFunction = spin.reducer.reduceInPlace
         self.observersPending = observers.hasPending
-        self.state = spin.initialState
+        statePointer = .allocate(capacity: 1)
+        statePointer.initialize(to: spin.initialState)
         self.observerBaseState = spin.initialState
         self.snapshot = StateSnapshot(spin.initialState)
         var lockFree: LockFreeQueue<Event>?
@@ -112,6 +122,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     }
 
     deinit {
+        closed.destroy()
+        attempted.destroy()
+        reducerThreadToken.destroy()
+        statePointer.deinitialize(count: 1)
+        statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
     }
 
@@ -232,7 +247,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
             return true
         case .ring:
             guard ringQueue.unsafelyUnwrapped.tryEnqueue(event) else { return false }
-            parker.notify()
+            // The ring's claim is a seq_cst RMW on its tail, and the sleeping
+            // reducer re-checks the tail (depth), so no fence is needed here
+            // (a reducer woken before the publish spins until it lands).
+            parker.notifyAfterRMW()
             return true
         case .baseline:
             baselineQueue.unsafelyUnwrapped.tryEnqueue(event)
@@ -243,7 +261,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     /// Reducer thread only.
     @inline(__always)
-    func drainQueue(max: Int, _ body: (consuming Event) -> Void) -> Int {
+    func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         switch queueTag {
         case .lockFree: lockFreeQueue.unsafelyUnwrapped.drain(max: max, body)
         case .ring: ringQueue.unsafelyUnwrapped.drain(max: max, body)
