@@ -21,7 +21,7 @@ let package = Package(
         .target(
             name: "CSpindle",
             path: "CSupport",
-            linkerSettings: [.linkedLibrary("urcu-common")]
+            linkerSettings: [.linkedLibrary("urcu-common"), .linkedLibrary("urcu-bp")]
         ),
         .target(
             name: "Spindle",

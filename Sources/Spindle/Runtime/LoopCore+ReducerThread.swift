@@ -23,7 +23,6 @@ extension LoopCore {
         while true {
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var reduced = drainQueue(max: maxBatch) { payload in reduce(movingFrom: payload) }
-            taken &+= reduced
             reduced += reduceReentrant(max: maxBatch)
             if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
                 publish()
@@ -102,41 +101,34 @@ extension LoopCore {
         batchStates.removeAll()
     }
 
-    // The gate is closed. Wait until no emit is in flight (draining, so that
-    // producers blocked on a full ring get out), reduce or discard what is
-    // left, then stop the workers, end the observers and report.
-    //
-    // Quiescence: `abandoned` is read before `attempted`. If the events taken
-    // from the queue equal `attempted - abandoned`, every counted emit has
-    // either abandoned or been taken, and any later emit sees `closed`.
+    // The gate is closed. Wait for a grace period: afterwards every emit that
+    // missed `closed` has enqueued, and no later emit enqueues. Then reduce
+    // or discard what is queued, stop the workers, end the observers and
+    // report. Producers blocked on a full ring wait outside the gate; they
+    // are woken to see `closed`.
     private func finish() {
         let discard = stopMode.load(ordering: .relaxed) == 2
         var discarded = 0
+        ringQueue?.spaceParker.notify()
+        spindle_gate_wait_for_emitters()
         while true {
-            ringQueue?.spaceParker.notify()
-            let abandonedSoFar = abandoned.load(ordering: .sequentiallyConsistent)
-            let attemptedSoFar = attempted.load(ordering: .sequentiallyConsistent)
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var handled = 0
             if discard {
-                let fromQueue = drainQueue(max: .max) { payload in
+                handled = drainQueue(max: .max) { payload in
                     payload.assumingMemoryBound(to: Event.self).deinitialize(count: 1)
-                    discarded += 1
                 }
-                taken &+= fromQueue
-                handled += fromQueue + reentrant.count
-                discarded += reentrant.count
+                handled += reentrant.count
                 reentrant.removeAll()
+                discarded += handled
             } else {
-                let fromQueue = drainQueue(max: options.maxBatch) { payload in reduce(movingFrom: payload) }
-                taken &+= fromQueue
-                handled += fromQueue + reduceReentrant(max: options.maxBatch)
+                handled = drainQueue(max: options.maxBatch) { payload in reduce(movingFrom: payload) }
+                handled += reduceReentrant(max: options.maxBatch)
                 if handled > 0 { publish() }
             }
-            if handled == 0 {
-                if taken == attemptedSoFar &- abandonedSoFar { break }
-                yieldThread()
-            }
+            // Nothing is added any more (emits see `closed`, reducer-thread
+            // emits too): an empty drain means done.
+            if handled == 0 { break }
         }
         counters.discardedAtStop.store(discarded, ordering: .relaxed)
         snapshot.publish(state)

@@ -1,18 +1,20 @@
+import CSpindle
 import Atomics
 import Dispatch
 
 /// The engine behind a ``SpinLoop``: the gate that decides what `emit`
 /// accepts, the event queue, the reducer thread and the feedback workers.
 ///
-/// The gate: every emit first counts itself in `attempted` (one sequentially
-/// consistent RMW), then reads `closed`. Stop sets `closed`, then the reducer
-/// reads `abandoned` and then `attempted`: once the events it has taken from
-/// the queue equal `attempted - abandoned`, no emit is in flight and nothing
-/// more can arrive (Dekker: an emit that missed `closed` is counted in
-/// `attempted`). So an emit either answers `.stopped` or its event is in the
-/// queue before the final drain: nothing accepted is lost. An emit that ends
-/// without enqueuing (stopped, dropped) counts itself in `abandoned`, so the
-/// common path costs one RMW on a line the reducer does not read until stop.
+/// The gate: every emit runs inside an RCU read-side section (liburcu's
+/// urcu-bp, `spindle_gate_enter`/`exit`): it reads `closed` and, if the loop
+/// is open, enqueues before leaving the section. Stop sets `closed`; the
+/// reducer then waits for a grace period (`spindle_gate_wait_for_emitters`),
+/// after which every emit that missed `closed` has enqueued and every later
+/// one sees it. So an emit either answers `.stopped` or its event is in the
+/// queue before the final drain: nothing accepted is lost. The section costs
+/// a thread-local store (urcu-bp moves the barrier to the grace period),
+/// where a shared in-flight counter cost a locked RMW per emit. An emit that
+/// must wait (a full `.block` ring) waits outside the section.
 ///
 /// Thread safety: `emit`, `stop`, `requestStop`, `state` from any thread.
 /// Properties marked "reducer thread only" are touched by that thread alone
@@ -38,14 +40,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     // The atomics every emit touches are UnsafeAtomic (freed in deinit):
     // ManagedAtomic's storage-pointer getter is an out-of-line generic call.
-    /// atomic: set once by stop; read by every emit (read-mostly line).
+    /// atomic: set once by stop; read by every emit inside its gate section
+    /// (read-mostly line).
     let closed = UnsafeAtomic<Bool>.create(false)
-    /// atomic: emits that passed the fast `closed` check (any thread).
-    let attempted = UnsafeAtomic<Int>.create(0)
-    /// atomic: counted emits that ended without enqueuing (any thread).
-    let abandoned = ManagedAtomic<Int>(0)
-    // reducer thread only: events taken out of the queue (reduced or discarded).
-    @exclusivity(unchecked) nonisolated(unsafe) var taken = 0
     /// atomic: 0 until the first stop request, then 1 (drain) or 2
     /// (discard): set once by compare-exchange, so the first request wins.
     let stopMode = ManagedAtomic<Int>(0)
@@ -123,7 +120,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     deinit {
         closed.destroy()
-        attempted.destroy()
         reducerThreadToken.destroy()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
@@ -174,21 +170,22 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func emit(_ event: Event) -> EmitResult {
         if isOnReducerThread { return emitOnReducerThread(event) }
-        if closed.load(ordering: .relaxed) { return rejectAfterStop(counted: false) }
-        attempted.wrappingIncrement(ordering: .sequentiallyConsistent)
-        if closed.load(ordering: .sequentiallyConsistent) { return rejectAfterStop(counted: true) }
-        if tryEnqueueAndNotify(event) { return .accepted }
-        let result = overflow(event)
-        if result == .accepted {
-            parker.notify()
-        } else {
-            abandoned.wrappingIncrement(ordering: .sequentiallyConsistent)
+        spindle_gate_enter()
+        // Relaxed: the grace period orders stop's store against this load.
+        if closed.load(ordering: .relaxed) {
+            spindle_gate_exit()
+            return rejectAfterStop()
         }
+        if tryEnqueueAndNotify(event) {
+            spindle_gate_exit()
+            return .accepted
+        }
+        let result = overflow(event)
+        spindle_gate_exit()
         return result
     }
 
-    private func rejectAfterStop(counted: Bool) -> EmitResult {
-        if counted { abandoned.wrappingIncrement(ordering: .sequentiallyConsistent) }
+    private func rejectAfterStop() -> EmitResult {
         counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
         return .stopped
     }
@@ -203,12 +200,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     // local deque reduced before the next batch, so a full bounded queue
     // cannot deadlock it.
     private func emitOnReducerThread(_ event: Event) -> EmitResult {
-        if closed.load(ordering: .relaxed) { return rejectAfterStop(counted: false) }
+        if closed.load(ordering: .relaxed) { return rejectAfterStop() }
         reentrant.append(event)
         return .accepted
     }
 
-    // A bounded queue is full: apply its policy. Called by a counted emit.
+    // A bounded queue is full: apply its policy. Called inside the emit's
+    // gate section, and returns inside one.
     private func overflow(_ event: Event) -> EmitResult {
         guard case .bounded(_, let policy) = options.queue, let ring = ringQueue else {
             preconditionFailure("Spindle: only a bounded queue can be full")
@@ -219,15 +217,19 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
             return .dropped
         case .block:
             while true {
-                if ring.tryEnqueue(event) { return .accepted }
-                if closed.load(ordering: .acquiring) {
-                    counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
-                    return .stopped
-                }
-                // Wake-ups come from the reducer releasing slots, and from
-                // stop; the timeout is a safety net, not the mechanism.
+                // Wait outside the section: stop's grace period must not wait
+                // for a producer that waits for the reducer. Wake-ups come
+                // from the reducer releasing slots, and from stop; the
+                // timeout is a safety net, not the mechanism.
+                spindle_gate_exit()
                 ring.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
                     ring.depth < ring.capacity || closed.load(ordering: .relaxed)
+                }
+                spindle_gate_enter()
+                if closed.load(ordering: .relaxed) { return rejectAfterStop() }
+                if ring.tryEnqueue(event) {
+                    parker.notifyAfterRMW()
+                    return .accepted
                 }
             }
         }
