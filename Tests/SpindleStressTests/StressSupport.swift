@@ -353,6 +353,14 @@ struct LiveBaseline {
             && now.eventQueues <= counts.eventQueues
     }
 
+    /// Records an issue unless the live async effect runs fall back to the
+    /// baseline within `seconds` (every run's body has returned, so every
+    /// event it made has been emitted).
+    func expectEffectTasksEnded(within seconds: Double = 120, sourceLocation: SourceLocation = #_sourceLocation) async {
+        let ended = await eventually(within: seconds) { SpindleLiveObjects.current.effectTasks <= counts.effectTasks }
+        #expect(ended, "effect tasks still running: \(SpindleLiveObjects.current)", sourceLocation: sourceLocation)
+    }
+
     /// Records an issue unless every count returns to the baseline within
     /// `seconds`.
     func expectReturned(within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation) async {
