@@ -10,6 +10,7 @@ extension LoopCore {
         reducerThreadToken.store(currentThreadToken(), ordering: .relaxed)
         preconditionOnReducerThread()
         let maxBatch = options.maxBatch
+        var formationPauses = 8
 
         // The initial state: every feedback sees it first.
         let initial = state
@@ -31,14 +32,26 @@ extension LoopCore {
             // promptly; a draining stop reduces the rest in finish().
             if closed.load(ordering: .acquiring) { break }
             if reduced > 0 {
-                // A tiny batch means the reducer keeps up with its producers:
-                // taking the next one at once would bounce the queue's cache
-                // lines between cores for every event or two. Wait ~270 ns
-                // without touching shared memory so a batch can form (at
-                // low rates the next event comes later anyway: no cost).
-                if reduced < 16 { for _ in 0..<16 { spindle_cpu_relax() } }
+                // A small batch means the reducer keeps up with its
+                // producers: taking the next one at once would bounce the
+                // queue's cache lines between cores for every event or two.
+                // Wait without touching shared memory so a batch can form:
+                // the wait doubles while batches stay under 32 events (up to
+                // 256 pauses, ~4.4 us here), halves when they pass 256, and
+                // starts again at 8 pauses (~140 ns) after the queue ran dry.
+                // An isolated event (low rates) finds the queue dry next
+                // time, so it never waits more than the first step. Measured
+                // on a quiet machine, reduce-1p: ring 10.6 -> 14.5 M/s,
+                // baseline 4.7 -> 10.9 M/s (a fixed ~270 ns wait before).
+                if reduced < 32 {
+                    formationPauses = Swift.min(formationPauses &* 2, 256)
+                } else if reduced > 256 {
+                    formationPauses = Swift.max(formationPauses / 2, 16)
+                }
+                for _ in 0..<formationPauses { spindle_cpu_relax() }
                 continue
             }
+            formationPauses = 8
             lockFreeQueue?.flushFinishedNodes()
             parker.wait(spins: options.spinsBeforeParking) { [closed, observers] in
                 !queueIsEmpty || closed.load(ordering: .relaxed)
