@@ -1,7 +1,25 @@
 #!/usr/bin/env bash
-# The README's test command: installs liburcu-dev if missing, then runs the
-# whole test suite.
+# The README's test command: installs liburcu-dev if missing, then runs
+#   1. the unit and contract tests (swift test, without the stress target),
+#   2. the stress suite under Thread Sanitizer, with its canaries
+#      (scripts/stress.sh),
+#   3. the valgrind leak check (scripts/leak-check.sh).
+# With arguments, it runs only `swift test` with them instead
+# (e.g. `scripts/test.sh --filter Levels`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-swift test "$@"
+if [[ $# -gt 0 ]]; then
+    exec swift test "$@"
+fi
+started=$(date +%s)
+echo "== unit and contract tests (swift test --skip SpindleStressTests)"
+swift test --skip SpindleStressTests
+unit_done=$(date +%s)
+echo "== stress suite under Thread Sanitizer (scripts/stress.sh)"
+scripts/stress.sh
+stress_done=$(date +%s)
+echo "== leak check under valgrind (scripts/leak-check.sh)"
+scripts/leak-check.sh
+finished=$(date +%s)
+echo "== tests passed: unit $((unit_done - started)) s, stress $((stress_done - unit_done)) s, leak check $((finished - stress_done)) s"
