@@ -37,14 +37,17 @@ extension CSpindleTarget {
             #expect(ended - began >= holdFor / 2)
         }
 
-        @Test func sectionsNestAndAGracePeriodWithNoReaderReturnsPromptly() {
+        @Test func sectionsNestAndGracePeriodsEnd() {
             spindle_gate_enter()
             spindle_gate_enter()
             spindle_gate_exit()
             spindle_gate_exit()
+            // Other suites' loops may emit meanwhile (urcu-bp's registry is
+            // process-wide), and liburcu sleeps 10 ms per round while a
+            // section stays open: the bound catches a hang, not a slow round.
             let start = ContinuousClock.now
-            for _ in 0..<100 { spindle_gate_wait_for_emitters() }
-            #expect(ContinuousClock.now - start < .seconds(2))
+            for _ in 0..<10 { spindle_gate_wait_for_emitters() }
+            #expect(ContinuousClock.now - start < .seconds(10))
         }
     }
 }

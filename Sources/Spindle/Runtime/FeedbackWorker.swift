@@ -102,7 +102,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func runInline(_ state: State) {
         if let filter, !filter(state) { return }
-        if let event = inlineEffect.unsafelyUnwrapped(state) { _ = core.emit(event) }
+        if let event = inlineEffect!(state) { _ = core.emit(event) }
     }
 
     /// Stops the worker: no further runs, every live run cancelled, the gear

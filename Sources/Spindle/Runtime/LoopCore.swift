@@ -27,7 +27,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let observersPending: UnsafeAtomic<Bool>  // owned by `observers`
     // The event queue, concretely typed (an existential would stop the
     // compiler from calling its methods directly): exactly one is non-nil,
-    // named by `queueTag`.
+    // named by `queueTag`. Unwrapped with `!` (a branch), not
+    // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds,
+    // which looks up Optional<Queue<Event>> metadata on every call (a lock
+    // convoy in the runtime under TSan, from the idle poll).
     let queueTag: QueueTag
     let lockFreeQueue: LockFreeQueue<Event>?
     let ringQueue: RingQueue<Event>?
@@ -242,20 +245,20 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     func tryEnqueueAndNotify(_ event: Event) -> Bool {
         switch queueTag {
         case .lockFree:
-            lockFreeQueue.unsafelyUnwrapped.tryEnqueue(event)
+            lockFreeQueue!.tryEnqueue(event)
             // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
             // between it and the parker's load of its waiter count.
             parker.notifyAfterRMW()
             return true
         case .ring:
-            guard ringQueue.unsafelyUnwrapped.tryEnqueue(event) else { return false }
+            guard ringQueue!.tryEnqueue(event) else { return false }
             // The ring's claim is a seq_cst RMW on its tail, and the sleeping
             // reducer re-checks the tail (depth), so no fence is needed here
             // (a reducer woken before the publish spins until it lands).
             parker.notifyAfterRMW()
             return true
         case .baseline:
-            baselineQueue.unsafelyUnwrapped.tryEnqueue(event)
+            baselineQueue!.tryEnqueue(event)
             parker.notify()
             return true
         }
@@ -265,18 +268,18 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         switch queueTag {
-        case .lockFree: lockFreeQueue.unsafelyUnwrapped.drain(max: max, body)
-        case .ring: ringQueue.unsafelyUnwrapped.drain(max: max, body)
-        case .baseline: baselineQueue.unsafelyUnwrapped.drain(max: max, body)
+        case .lockFree: lockFreeQueue!.drain(max: max, body)
+        case .ring: ringQueue!.drain(max: max, body)
+        case .baseline: baselineQueue!.drain(max: max, body)
         }
     }
 
     /// Reducer thread only.
     var queueIsEmpty: Bool {
         switch queueTag {
-        case .lockFree: lockFreeQueue.unsafelyUnwrapped.isEmpty
-        case .ring: ringQueue.unsafelyUnwrapped.isEmpty
-        case .baseline: baselineQueue.unsafelyUnwrapped.isEmpty
+        case .lockFree: lockFreeQueue!.isEmpty
+        case .ring: ringQueue!.isEmpty
+        case .baseline: baselineQueue!.isEmpty
         }
     }
 

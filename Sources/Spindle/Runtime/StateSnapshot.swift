@@ -59,10 +59,10 @@ final class StateSnapshot<State: Sendable>: Sendable {
         var box: StateBox? = nil
         swap(&box, &spare)
         if box != nil, isKnownUniquelyReferenced(&box) {
-            box.unsafelyUnwrapped.storage.assumingMemoryBound(to: State.self).pointee = state
+            box!.storage.assumingMemoryBound(to: State.self).pointee = state
         } else {
             box = StateBox(state)
         }
-        spare = current.exchange(box.unsafelyUnwrapped, ordering: .acquiringAndReleasing)
+        spare = current.exchange(box!, ordering: .acquiringAndReleasing)
     }
 }
