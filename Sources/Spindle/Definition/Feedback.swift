@@ -29,6 +29,10 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         /// Not driven by states: subscribes once when the loop starts (e.g.
         /// to a gear) and is unsubscribed when it stops.
         case attached(@Sendable (EffectEmitter<Event>) -> AttachedSubscription)
+        /// One run for the loop's whole life, started with the first state:
+        /// it reads every state, in order, from the stream, and emits through
+        /// the emitter. Stop finishes the stream and cancels the run.
+        case stream(@Sendable (AsyncStream<State>, EffectEmitter<Event>) async throws -> Void)
     }
 
     let effect: Effect

@@ -51,6 +51,13 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let deliveries = UnsafeAtomic<Int>.create(0)  // freed in deinit
     /// How long an idle drain polls before giving its queue back.
     private let idleSpins: Int
+    /// A stream feedback's states (see `Feedback.Effect.stream`): the input
+    /// is yielded to on `queue` (in order) and finished by `stop`; both
+    /// ends are thread-safe. nil for the other forms.
+    private let streamStates: AsyncStream<State>?
+    private let streamInput: AsyncStream<State>.Continuation?
+    // On `queue` only: whether the stream feedback's run has started.
+    @exclusivity(unchecked) nonisolated(unsafe) private var streamStarted = false
 
     init(index: Int, feedback: Feedback<State, Event>, queue: DispatchQueue, core: LoopCore<State, Event>) {
         self.index = index
@@ -63,6 +70,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             inlineEffect = effect
         } else {
             inlineEffect = nil
+        }
+        if case .stream = feedback.effect {
+            let (states, input) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
+            (streamStates, streamInput) = (states, input)
+        } else {
+            (streamStates, streamInput) = (nil, nil)
         }
         LiveCounts.feedbackWorkers.wrappingIncrement(ordering: .relaxed)
     }
@@ -121,6 +134,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             runs.attachment = nil
             return (live, attachment)
         }
+        streamInput?.finish()
         for task in tasks.values { task.cancel() }
         core.counters.runsCancelled.wrappingIncrement(by: tasks.count, ordering: .relaxed)
         attachment?.cancel()
@@ -173,6 +187,16 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             }
         case .sequence(let body):
             startRun { emitter in try await body(state, emitter) }
+        case .stream(let body):
+            if !streamStarted, let states = streamStates, let input = streamInput {
+                streamStarted = true
+                startRun { emitter in
+                    // A run that ends early takes no more states.
+                    defer { input.finish() }
+                    try await body(states, emitter)
+                }
+            }
+            streamInput?.yield(state)
         case .attached:
             break
         }

@@ -1,0 +1,150 @@
+extension Spin {
+    /// The spin as an `AsyncSequence` of states: iterating it starts a loop
+    /// and yields that loop's states; ending the iteration stops it.
+    ///
+    /// ```swift
+    /// for await state in spin.stream() {
+    ///     if state.left >= state.right { break }  // stops the loop
+    /// }
+    /// ```
+    ///
+    /// Each iterator starts its own loop on its first `next()`, and yields
+    /// the initial state first, then every new state in reduction order (as
+    /// ``SpinLoop/states``). When the task is cancelled, `next()` stops the
+    /// loop (drain), waits for the stop, and returns nil. When the iterator
+    /// goes away early (a `break`), the loop is released, and it stops in
+    /// the background (drain).
+    ///
+    /// - Parameter options: the options of each loop started.
+    /// - Returns: a sequence; nothing runs until it is iterated.
+    public func stream(options: SpinOptions = .init()) -> SpinStream<State, Event> {
+        SpinStream(spin: self, options: options)
+    }
+
+    /// Runs the spin until the task is cancelled.
+    ///
+    /// ```swift
+    /// let running = Task { try await spin.run() }
+    /// // …
+    /// running.cancel()  // stops the loop; run() throws CancellationError
+    /// ```
+    ///
+    /// > Important: `run()` never returns normally. Once the task is
+    /// > cancelled, it stops the loop (drain: every accepted event is
+    /// > reduced, then every effect is cancelled), waits for the stop, and
+    /// > throws `CancellationError`. Called in an already cancelled task, it
+    /// > starts the loop, stops it, and throws at once.
+    ///
+    /// - Parameters:
+    ///   - options: the loop's options.
+    ///   - onStart: called with the loop right after it starts (to emit into
+    ///     it, or to keep it for reading); the loop stops when `run` ends,
+    ///     whoever else holds it.
+    /// - Throws: `CancellationError`, always, after the loop has stopped.
+    public func run(
+        options: SpinOptions = .init(),
+        onStart: @Sendable (SpinLoop<State, Event>) -> Void = { _ in }
+    ) async throws {
+        let loop = start(options: options)
+        onStart(loop)
+        let cancellation = CancellationSignal()
+        await withTaskCancellationHandler {
+            await cancellation.wait()
+        } onCancel: {
+            cancellation.fire()
+        }
+        await loop.stop()
+        throw CancellationError()
+    }
+}
+
+/// An `AsyncSequence` of a spin's states; see ``Spin/stream(options:)``.
+///
+/// **Thread safety:** the sequence is `Sendable`; each iterator belongs to
+/// the task that iterates it, as any `AsyncIteratorProtocol` value.
+public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Sendable {
+    public typealias Element = State
+    public typealias Failure = Never
+
+    let spin: Spin<State, Event>
+    let options: SpinOptions
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(spin: spin, options: options)
+    }
+
+    /// Starts the loop on the first `next()`; see ``Spin/stream(options:)``.
+    public struct Iterator: AsyncIteratorProtocol {
+        public typealias Element = State
+        public typealias Failure = Never
+
+        let spin: Spin<State, Event>
+        let options: SpinOptions
+        /// The running loop; nil before the first `next()` and once ended.
+        /// Dropping the last copy releases the loop, which then stops.
+        private var loop: SpinLoop<State, Event>?
+        private var states: AsyncStream<State>.Iterator?
+        private var ended = false
+
+        init(spin: Spin<State, Event>, options: SpinOptions) {
+            self.spin = spin
+            self.options = options
+        }
+
+        /// The next state: the initial one first (starting the loop), then
+        /// every new one; nil once the task is cancelled (the loop has
+        /// stopped then).
+        public mutating func next() async -> State? {
+            await next(isolation: nil)
+        }
+
+        public mutating func next(isolation actor: isolated (any Actor)?) async -> State? {
+            if ended { return nil }
+            if loop == nil {
+                let started = spin.start(options: options)
+                loop = started
+                states = started.states.makeAsyncIterator()
+            }
+            if let state = await states?.next(isolation: actor) { return state }
+            // Cancelled (the loop only stops through this iterator).
+            ended = true
+            states = nil
+            if let loop {
+                self.loop = nil
+                await loop.stop()
+            }
+            return nil
+        }
+    }
+}
+
+/// Resumes `wait()` once `fire()` has been called, whichever comes first.
+private final class CancellationSignal: Sendable {
+    private struct Storage {
+        var fired = false
+        var waiter: CheckedContinuation<Void, Never>?
+    }
+
+    // protected by lock
+    private let storage = Lock(Storage())
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = storage.withLock { storage -> Bool in
+                if storage.fired { return true }
+                storage.waiter = continuation
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+    }
+
+    func fire() {
+        let waiter = storage.withLock { storage -> CheckedContinuation<Void, Never>? in
+            storage.fired = true
+            defer { storage.waiter = nil }
+            return storage.waiter
+        }
+        waiter?.resume()
+    }
+}

@@ -1,0 +1,117 @@
+import Dispatch
+
+/// A spin for a user interface: it renders every state on one queue (the
+/// main queue by default), and its loop stops when it is released.
+///
+/// ```swift
+/// final class LevelsView {
+///     let uiSpin = UISpin(spin: levelsSpin)
+///     init() {
+///         uiSpin.render(on: self, using: { $0.render(state:) })
+///         uiSpin.start()
+///     }
+///     func render(state: Levels) { print(state) }
+/// }
+/// ```
+///
+/// Before ``start()`` nothing runs and nothing is rendered. From `start()`
+/// on, each container given to ``render(on:using:)`` sees the initial state
+/// first, then every new state in reduction order, on the render queue; a
+/// container added later first sees the last rendered state.
+///
+/// > Important: The container is held weakly: once it is gone, its renders
+/// > stop. The loop stops (drain, in the background) when the last
+/// > reference to the `UISpin` goes away; bindings hold one.
+///
+/// > Important: The main queue runs work only while the main thread serves
+/// > it: an app's run loop, `dispatchMain()`, or `RunLoop.main.run()` in a
+/// > command-line program (an `async` `main` serves it while it awaits).
+///
+/// **Thread safety:** every member may be used from any thread. The
+/// containers and their render functions are touched only on the render
+/// queue, which must be serial: choose the queue your container belongs to.
+public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
+    private let spin: Spin<State, Event>
+    private let options: SpinOptions
+    private let renderers: Renderers<State>
+    // protected by lock: the loop, once started.
+    private let running = Lock<SpinLoop<State, Event>?>(nil)
+
+    /// Creates a UI spin; call ``start()`` to run it.
+    /// - Parameters:
+    ///   - spin: the spin to run.
+    ///   - options: the loop's options.
+    ///   - queue: the serial queue renders run on (the main queue by default).
+    public init(spin: Spin<State, Event>, options: SpinOptions = .init(), renderOn queue: DispatchQueue = .main) {
+        self.spin = spin
+        self.options = options
+        self.renderers = Renderers(queue: queue)
+    }
+
+    /// The latest published state (the initial state before ``start()``).
+    /// Any thread.
+    public var state: State {
+        running.withLock { $0 }?.state ?? spin.initialState
+    }
+
+    /// Renders every state on `container`, on the render queue, until the
+    /// container is released (it is held weakly).
+    ///
+    /// - Parameters:
+    ///   - container: the object to render on, usually the caller (`self`).
+    ///   - function: picks the container's render method, e.g.
+    ///     `{ $0.render(state:) }`; called on the render queue.
+    public func render<Container: AnyObject>(
+        on container: Container,
+        using function: @escaping (Container) -> (State) -> Void
+    ) {
+        renderers.add(RenderTarget(container: container, function: function).erased)
+    }
+
+    /// Starts the loop: renders begin with the initial state. Calling it
+    /// again does nothing.
+    public func start() {
+        running.withLock { loop in
+            guard loop == nil else { return }
+            let renderers = self.renderers
+            let render = Feedback<State, Event>(
+                effect: { state in
+                    renderers.render(state)
+                    return nil
+                },
+                on: renderers.queue)
+            let withRender = Spin(
+                initialState: spin.initialState,
+                feedbacks: spin.feedbacks + [render],
+                reducer: spin.reducer,
+                executeOn: spin.executionQueue)
+            loop = withRender.start(options: options)
+        }
+    }
+
+    /// Sends an event to the loop. Any thread.
+    /// - Returns: the loop's answer; ``EmitResult/stopped`` before ``start()``
+    ///   (the event is not kept).
+    @discardableResult
+    public func emit(_ event: Event) -> EmitResult {
+        guard let loop = running.withLock({ $0 }) else { return .stopped }
+        return loop.emit(event)
+    }
+
+    /// A get/set pair for one value of the state: `get` reads it from
+    /// ``state``, `set` emits `event(newValue)` (the state changes when the
+    /// event is reduced). With SwiftUI, `Binding(spinBinding)` makes a
+    /// SwiftUI `Binding` of it.
+    /// - Parameters:
+    ///   - keyPath: the value in the state.
+    ///   - event: the event that sets a new value.
+    /// - Returns: a binding that holds this UI spin (and so its loop).
+    public func binding<Value>(
+        for keyPath: KeyPath<State, Value> & Sendable,
+        event: @escaping @Sendable (Value) -> Event
+    ) -> SpinBinding<Value> {
+        SpinBinding(
+            get: { self.state[keyPath: keyPath] },
+            set: { self.emit(event($0)) })
+    }
+}

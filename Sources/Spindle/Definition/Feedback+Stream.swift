@@ -1,0 +1,49 @@
+import Dispatch
+
+extension Feedback {
+    /// Creates a stream-form feedback: one effect for the loop's whole life,
+    /// which reads the loop's states as an `AsyncStream` and returns the
+    /// `AsyncSequence` of events to emit.
+    ///
+    /// ```swift
+    /// let balancer = Feedback<Levels, LevelsEvent>(streamEffect: { states in
+    ///     states.compactMap { $0.left < $0.right ? .increaseLeft : nil }
+    /// })
+    /// ```
+    ///
+    /// When the loop delivers its initial state, `effect` is called once and
+    /// its sequence is iterated in a `Task`; every element is emitted, in
+    /// order. The stream yields the initial state first, then every new
+    /// state in reduction order. It buffers without limit, so a slow consumer
+    /// holds the states it has not read yet.
+    ///
+    /// > Important: Stopping (or releasing) the loop finishes the stream and
+    /// > cancels the task; events the sequence produces after that are
+    /// > discarded. If the sequence ends early, the stream takes no more
+    /// > states and the feedback does nothing for the rest of the loop's life.
+    /// > A thrown error (other than `CancellationError`) goes to
+    /// > ``SpinOptions/onEffectError``.
+    ///
+    /// There is no execution strategy: the one run is never cancelled by a
+    /// new state.
+    ///
+    /// - Parameters:
+    ///   - effect: called once per loop with the stream of its states.
+    ///   - queue: where states are handed to the stream (nil: the spin's
+    ///     `executeOn:` queue, or a serial queue of the feedback's own). The
+    ///     sequence itself is iterated on the concurrency runtime's executor.
+    public init<Events: AsyncSequence & SendableMetatype>(
+        streamEffect effect: @escaping @Sendable (AsyncStream<State>) -> Events,
+        on queue: DispatchQueue? = nil
+    ) where Events.Element == Event {
+        self.init(
+            effect: .stream({ states, emitter in
+                for try await event in effect(states) {
+                    if !emitter.emit(event) { return }
+                }
+            }),
+            queue: queue,
+            strategy: .continueOnNewState
+        )
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+import Spindle
+import Testing
+
+// The async/await bridge: stream-form feedbacks, `spin.stream()` and
+// `spin.run()`. A gear's `attachedCount` tells whether a loop runs: a
+// gear → loop feedback is attached at start and detached by the stop.
+
+/// Counts up by one per event while below `limit`; its gear feedback is
+/// attached while the loop runs.
+private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, Int> {
+    Spin<Int, Int>(initialState: 0) {
+        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Reducer { state, event in min(state + event, limit) }
+    }
+}
+
+/// The live-object counts at a test's start, taken once they hold still
+/// (other suites run loops in parallel), and the check that they came back.
+struct LiveObjectsBaseline {
+    let counts: SpindleLiveObjects
+
+    static func settle() async -> LiveObjectsBaseline {
+        var last = SpindleLiveObjects.current
+        var stableSince = Date()
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+            let now = SpindleLiveObjects.current
+            if now != last {
+                (last, stableSince) = (now, Date())
+            } else if Date().timeIntervalSince(stableSince) >= 0.2 {
+                break
+            }
+        }
+        return LiveObjectsBaseline(counts: last)
+    }
+
+    func isReached() -> Bool {
+        let now = SpindleLiveObjects.current
+        return now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
+            && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
+            && now.eventQueues <= counts.eventQueues
+    }
+
+    func expectReturned(sourceLocation: SourceLocation = #_sourceLocation) async {
+        let back = await eventually(within: 60) { isReached() }
+        #expect(back, "live objects \(SpindleLiveObjects.current), baseline \(counts)", sourceLocation: sourceLocation)
+    }
+}
+
+@Suite struct StreamFeedbackTests {
+    @Test(arguments: allQueueKinds)
+    func streamFeedbackSeesEveryStateInOrderAndItsEventsAreReduced(queue: QueueKind) async {
+        let seen = Recorder<Int>()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback<Int, Int>(streamEffect: { states in
+                states.compactMap { state -> Int? in
+                    seen.append(state)
+                    return state < 50 ? 1 : nil
+                }
+            })
+            Reducer { state, event in state + event }
+        }
+        let loop = spin.start(options: SpinOptions(queue: queue))
+        #expect(await eventually { seen.count == 51 })
+        #expect(seen.values == Array(0...50))
+        #expect(loop.state == 50)
+        #expect(loop.statistics.effectRunsStarted == 1)
+        await loop.stop()
+    }
+
+    @Test func stopFinishesTheStreamAndCancelsTheRunWithNothingLeftLive() async {
+        let baseline = await LiveObjectsBaseline.settle()
+        let ended = Recorder<String>()
+        do {
+            let spin = Spin<Int, Int>(initialState: 0) {
+                Feedback<Int, Int>(streamEffect: { states in
+                    AsyncStream<Int> { continuation in
+                        let task = Task {
+                            for await state in states where state == 3 { continuation.yield(10) }
+                            ended.append("states ended")
+                            continuation.finish()
+                        }
+                        continuation.onTermination = { _ in task.cancel() }
+                    }
+                })
+                Reducer { state, event in state + event }
+            }
+            let loop = spin.start()
+            loop.emit(1)
+            loop.emit(2)
+            #expect(await eventually { loop.state == 13 })
+            #expect(ended.values.isEmpty)
+            await loop.stop()
+            #expect(await eventually { ended.values == ["states ended"] })
+            #expect(loop.statistics.effectRunsCancelled == 1)
+        }
+        await baseline.expectReturned()
+    }
+
+    @Test func aThrowingSequenceIsReportedAndTheLoopKeepsRunning() async {
+        struct Failure: Error {}
+        let errors = Recorder<Int>()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback<Int, Int>(effect: { (_: Int) -> Int? in nil })
+            Feedback<Int, Int>(streamEffect: { states in
+                states.map { state -> Int in
+                    if state == 1 { throw Failure() }
+                    return 0
+                }
+            })
+            Reducer { state, event in state + event }
+        }
+        let loop = spin.start(options: SpinOptions(onEffectError: { errors.append($0.feedbackIndex) }))
+        loop.emit(1)
+        #expect(await eventually { errors.values == [1] })
+        loop.emit(5)
+        #expect(await eventually { loop.state == 6 })
+        await loop.stop()
+    }
+}
+
+@Suite struct SpinStreamTests {
+    @Test func nothingStartsUntilTheFirstIterationAndBreakStopsTheLoop() async {
+        let baseline = await LiveObjectsBaseline.settle()
+        let gear = Gear<Int>()
+        let spin = countingSpin(gear: gear)
+        do {
+            let states = spin.stream()
+            try? await Task.sleep(for: .milliseconds(50))
+            #expect(gear.attachedCount == 0)
+            var seen: [Int] = []
+            for await state in states {
+                seen.append(state)
+                if state == 0 {
+                    #expect(gear.attachedCount == 1)
+                    gear.propagate(1)
+                    gear.propagate(2)
+                }
+                if state >= 3 { break }
+            }
+            #expect(seen == [0, 1, 3])
+        }
+        // The iterator is gone: its loop stops in the background.
+        #expect(await eventually { gear.attachedCount == 0 })
+        await baseline.expectReturned()
+    }
+
+    @Test func cancellingTheTaskStopsTheLoopBeforeTheIterationEnds() async {
+        let gear = Gear<Int>()
+        let spin = countingSpin(gear: gear)
+        let firstState = Recorder<Int>()
+        let task = Task { () -> (states: [Int], attachedAtEnd: Int) in
+            var states: [Int] = []
+            for await state in spin.stream() {
+                states.append(state)
+                firstState.append(state)
+            }
+            return (states, gear.attachedCount)
+        }
+        #expect(await eventually { firstState.count == 1 && gear.attachedCount == 1 })
+        task.cancel()
+        let result = await task.value
+        #expect(result.states == [0])
+        #expect(result.attachedAtEnd == 0)
+    }
+
+    @Test func eachIterationRunsItsOwnLoop() async {
+        let gear = Gear<Int>()
+        let spin = countingSpin(gear: gear)
+        var first = spin.stream().makeAsyncIterator()
+        var second = spin.stream().makeAsyncIterator()
+        #expect(await first.next() == 0)
+        #expect(await second.next() == 0)
+        #expect(gear.attachedCount == 2)
+        gear.propagate(4)
+        #expect(await first.next() == 4)
+        #expect(await second.next() == 4)
+    }
+}
+
+@Suite struct SpinRunTests {
+    @Test func runKeepsTheLoopUntilCancelledThenDrainsStopsAndThrows() async {
+        let gear = Gear<Int>()
+        let spin = countingSpin(gear: gear)
+        let started = Locked<SpinLoop<Int, Int>?>(nil)
+        let task = Task {
+            try await spin.run(onStart: { loop in
+                for _ in 0..<1000 { loop.emit(1) }
+                started.withLock { $0 = loop }
+            })
+        }
+        #expect(await eventually { started.withLock { $0 } != nil && gear.attachedCount == 1 })
+        try? await Task.sleep(for: .milliseconds(50))
+        let loop = started.withLock { $0 }!
+        #expect(!loop.isStopped)
+        task.cancel()
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(loop.isStopped)
+        #expect(gear.attachedCount == 0)
+        #expect(loop.state == 1000)  // drained: every accepted event reduced
+    }
+
+    @Test func runInACancelledTaskStopsAndThrowsAtOnce() async {
+        let gear = Gear<Int>()
+        let spin = countingSpin(gear: gear)
+        let started = Locked<SpinLoop<Int, Int>?>(nil)
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            try await spin.run(onStart: { loop in started.withLock { $0 = loop } })
+        }
+        let result = await task.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(started.withLock { $0 }?.isStopped == true)
+        #expect(gear.attachedCount == 0)
+    }
+}

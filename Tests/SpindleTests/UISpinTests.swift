@@ -1,0 +1,150 @@
+import Dispatch
+import Foundation
+import Spindle
+import Testing
+
+// UISpin, rendered on a private serial queue (the main queue runs work only
+// while the main thread serves it).
+
+/// A container that records what it renders and on which queue.
+private final class Screen {
+    let rendered = Recorder<Int>()
+    let onRenderQueue = Recorder<Bool>()
+    let key: DispatchSpecificKey<Int>
+
+    init(key: DispatchSpecificKey<Int>) { self.key = key }
+
+    func render(state: Int) {
+        rendered.append(state)
+        onRenderQueue.append(DispatchQueue.getSpecific(key: key) == 1)
+    }
+}
+
+private func renderQueue() -> (DispatchQueue, DispatchSpecificKey<Int>) {
+    let queue = DispatchQueue(label: "uispin.tests.render")
+    let key = DispatchSpecificKey<Int>()
+    queue.setSpecific(key: key, value: 1)
+    return (queue, key)
+}
+
+/// Counts up to 20 by itself once started; its gear feedback is attached
+/// while the loop runs.
+private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
+    Spin<Int, Int>(initialState: 0) {
+        Feedback(effect: { (state: Int) -> Int? in state < 20 ? 1 : nil })
+        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Reducer { state, event in state + event }
+    }
+}
+
+@Suite struct UISpinTests {
+    @Test func rendersNothingBeforeStartThenEveryStateInOrderOnTheChosenQueue() async {
+        let (queue, key) = renderQueue()
+        let screen = Screen(key: key)
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue)
+        uiSpin.render(on: screen, using: { $0.render(state:) })
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(screen.rendered.values.isEmpty)
+        #expect(uiSpin.state == 0)
+        uiSpin.start()
+        uiSpin.start()  // does nothing the second time
+        #expect(await eventually { screen.rendered.count == 21 })
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(screen.rendered.values == Array(0...20))
+        #expect(screen.onRenderQueue.values.allSatisfy { $0 })
+        #expect(uiSpin.state == 20)
+    }
+
+    @Test func aContainerAddedLaterFirstSeesTheLastRenderedState() async {
+        let (queue, key) = renderQueue()
+        let first = Screen(key: key)
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue)
+        uiSpin.render(on: first, using: { $0.render(state:) })
+        uiSpin.start()
+        #expect(await eventually { first.rendered.values.last == 20 })
+        let later = Screen(key: key)
+        uiSpin.render(on: later, using: { $0.render(state:) })
+        #expect(await eventually { later.rendered.count == 1 })
+        #expect(uiSpin.emit(5) == .accepted)
+        #expect(await eventually { later.rendered.values == [20, 25] })
+        #expect(first.rendered.values.suffix(2) == [20, 25])
+    }
+
+    @Test func theContainerIsHeldWeaklyAndNotRenderedOnceReleased() async {
+        let (queue, key) = renderQueue()
+        let calls = Recorder<Int>()
+        let gear = Gear<Int>()
+        let uiSpin = UISpin(spin: counterSpin(gear: gear), renderOn: queue)
+        weak var released: Screen?
+        let kept = Screen(key: key)
+        do {
+            let screen = Screen(key: key)
+            released = screen
+            uiSpin.render(on: screen, using: { container in
+                calls.append(1)
+                return container.render(state:)
+            })
+        }
+        uiSpin.render(on: kept, using: { $0.render(state:) })
+        #expect(released == nil)
+        uiSpin.start()
+        #expect(await eventually { kept.rendered.values.last == 20 })
+        gear.propagate(100)
+        #expect(await eventually { kept.rendered.values.last == 120 })
+        #expect(calls.values.isEmpty)
+    }
+
+    @Test func releasingTheUISpinStopsItsLoopWithNothingLeftLive() async {
+        let baseline = await LiveObjectsBaseline.settle()
+        let gear = Gear<Int>()
+        let (queue, key) = renderQueue()
+        let screen = Screen(key: key)
+        do {
+            let uiSpin = UISpin(spin: counterSpin(gear: gear), renderOn: queue)
+            uiSpin.render(on: screen, using: { $0.render(state:) })
+            uiSpin.start()
+            #expect(await eventually { screen.rendered.values.last == 20 })
+            #expect(gear.attachedCount == 1)
+        }
+        #expect(await eventually { gear.attachedCount == 0 })
+        await baseline.expectReturned()
+    }
+
+    @Test func emitBeforeStartIsNotAccepted() async {
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: renderQueue().0)
+        #expect(uiSpin.emit(1) == .stopped)
+        uiSpin.start()
+        #expect(uiSpin.emit(1) == .accepted)
+        #expect(await eventually { uiSpin.state == 21 })
+    }
+
+    @Test func bindingGetsTheValueAndItsSetterEmitsTheEvent() async {
+        struct Form: Sendable, Equatable { var name = ""; var edits = 0 }
+        let uiSpin = UISpin(
+            spin: Spin<Form, String>(initialState: Form()) {
+                Reducer { form, name in Form(name: name, edits: form.edits + 1) }
+            },
+            renderOn: renderQueue().0)
+        uiSpin.start()
+        let name = uiSpin.binding(for: \.name, event: { $0 })
+        #expect(name.get() == "")
+        name.set("Ada")
+        #expect(await eventually { name.get() == "Ada" })
+        name.wrappedValue = "Grace"
+        #expect(await eventually { name.wrappedValue == "Grace" })
+        #expect(uiSpin.state == Form(name: "Grace", edits: 2))
+    }
+
+    // A test process's async main serves the main queue while it awaits.
+    @Test func rendersOnTheMainQueueByDefault() async {
+        let key = DispatchSpecificKey<Int>()
+        DispatchQueue.main.setSpecific(key: key, value: 1)
+        let screen = Screen(key: key)
+        let uiSpin = UISpin(spin: counterSpin())
+        uiSpin.render(on: screen, using: { $0.render(state:) })
+        uiSpin.start()
+        #expect(await eventually(within: 30) { screen.rendered.count == 21 })
+        #expect(screen.onRenderQueue.values.allSatisfy { $0 })
+        #expect(screen.onRenderQueue.values.count == 21)
+    }
+}
