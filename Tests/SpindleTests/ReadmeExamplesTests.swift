@@ -61,6 +61,39 @@ struct Limits: Sendable { let maxLeft: Int }
     state.left < min(limits.maxLeft, state.right) ? .increaseLeft : nil
 }
 
+// README, "Using Spindle in a UI (UISpin)": the contact screen.
+struct Contact: Equatable, Sendable { var name = "" }
+enum ContactEvent: Sendable { case rename(String) }
+
+let contactSpin = Spin<Contact, ContactEvent>(initialState: Contact()) {
+    Reducer { contact, event in
+        switch event {
+        case .rename(let name): return Contact(name: name)
+        }
+    }
+}
+
+final class ContactScreen {
+    let uiSpin: UISpin<Contact, ContactEvent>
+
+    init(renderOn queue: DispatchQueue = .main) {
+        uiSpin = UISpin(spin: contactSpin, renderOn: queue)
+        uiSpin.render(on: self, using: { $0.render(state:) })
+        uiSpin.start()
+    }
+
+    func render(state: Contact) {
+        print("name: \(state.name)")
+    }
+}
+
+/// A second container for the README's UISpin, recording what it renders
+/// (not from the README).
+private final class ContactProbe {
+    let names = Recorder<String>()
+    func render(state: Contact) { names.append(state.name) }
+}
+
 /// An error for the effect-error test (not from the README).
 private struct ReadmeEffectFailure: Error, Equatable {}
 
@@ -494,6 +527,100 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
         #expect(counter.statistics.reducedEvents == 3 * 10 + 2)
         // Each gear → loop feedback was detached when its loop stopped.
         #expect(gear.attachedCount == 0)
+    }
+
+    // MARK: Using Spindle with async/await
+
+    @Test func streamFormFeedbackRaisesTheLeftLevelForEveryStateBelowTheRight() async {
+        // Raises the left level for every state where it is below the right one.
+        let balancing = Feedback<Levels, LevelsEvent>(streamEffect: { states in
+            states.compactMap { state in state.left < state.right ? .increaseLeft : nil }
+        })
+
+        let loop = Spin(initialState: Levels(left: 0, right: 10)) {
+            balancing
+            Reducer(levelsReducer)
+        }.start()
+        // One .increaseLeft per state with left < right: (0,10) … (9,10).
+        #expect(await eventually { loop.state == Levels(left: 10, right: 10) })
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(loop.state == Levels(left: 10, right: 10))
+        await loop.stop()
+    }
+
+    @Test func spinStreamStartsOnIterationAndBreakStopsTheLoop() async {
+        let baseline = await LiveObjectsBaseline.settle()
+        let printed = Recorder<Levels>()
+        func print(_ state: Levels) { printed.append(state) }
+        do {
+            let spin = Spin(initialState: Levels(left: 0, right: 10)) {
+                Feedback(effect: leftEffect)
+                Feedback(effect: rightEffect)
+                Reducer(levelsReducer)
+            }
+
+            for await state in spin.stream() {
+                print(state)
+                if state.left >= state.right { break }  // stops the loop
+            }
+        }
+        #expect(printed.values.first == Levels(left: 0, right: 10))
+        #expect(printed.values.dropLast().allSatisfy { $0.left < $0.right })
+        if let last = printed.values.last { #expect(last.left >= last.right) }
+        await baseline.expectReturned()
+    }
+
+    @Test func spinRunRunsUntilCancelledThenThrows() async {
+        let spin = Spin(initialState: Levels(left: 0, right: 10)) {
+            Feedback(effect: leftEffect)
+            Feedback(effect: rightEffect)
+            Reducer(levelsReducer)
+        }
+        let loops = Recorder<SpinLoop<Levels, LevelsEvent>>()
+
+        let running = Task {
+            try await spin.run(onStart: { loop in loop.emit(.increaseLeft); loops.append(loop) })
+        }
+        #expect(await eventually { loops.values.first?.state == Levels(left: 11, right: 0) })
+        // Later:
+        running.cancel()  // stops the loop; run() throws CancellationError
+
+        let result = await running.result
+        #expect(throws: CancellationError.self) { try result.get() }
+        #expect(loops.values.first?.isStopped == true)
+    }
+
+    // MARK: Using Spindle in a UI (UISpin)
+
+    @Test func contactScreenRendersAndItsBindingEmitsTheRename() async {
+        let screen = ContactScreen()
+        let name = screen.uiSpin.binding(for: \.name, event: { .rename($0) })
+        name.set("Ada")  // emits .rename("Ada"); "name: Ada" is rendered once it is reduced
+
+        #expect(await eventually { name.get() == "Ada" })
+        let probe = ContactProbe()
+        screen.uiSpin.render(on: probe, using: { $0.render(state:) })
+        #expect(await eventually(within: 30) { probe.names.values == ["Ada"] })
+    }
+
+    // The command-line program, except `dispatchMain()` and `exit(0)`: a test
+    // process's async main already serves the main queue while it awaits.
+    @Test func commandLineProgramRendersOnTheMainQueue() async {
+        let screen = ContactScreen()       // renders on the main queue
+        screen.uiSpin.emit(.rename("Ada"))
+
+        let mainKey = DispatchSpecificKey<Int>()
+        DispatchQueue.main.setSpecific(key: mainKey, value: 1)
+        let probe = ContactProbe()
+        let onMain = Recorder<Bool>()
+        screen.uiSpin.render(on: probe, using: { probe in
+            { state in
+                onMain.append(DispatchQueue.getSpecific(key: mainKey) == 1)
+                probe.render(state: state)
+            }
+        })
+        #expect(await eventually(within: 30) { probe.names.values.last == "Ada" })
+        #expect(!onMain.values.isEmpty && onMain.values.allSatisfy { $0 })
     }
 
     // MARK: Options
