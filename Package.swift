@@ -47,6 +47,8 @@ let package = Package(
             ],
             path: "Benchmarks/Harness"
         ),
+        // The runnable example: `swift run spindle-example`.
+        .executableTarget(name: "spindle-example", dependencies: ["Spindle"], path: "Examples/SpindleExample"),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
