@@ -1,6 +1,7 @@
 /// Prints the example's output: one labelled line each, with the time since
 /// the program started. `print` is safe from any thread.
 enum Console {
+    /// When the clock started: set by the first use (`main` touches it first).
     static let start = ContinuousClock.now
 
     static func line(_ who: String, _ text: String) {

@@ -19,6 +19,7 @@ import Spindle
 @main
 struct SpindleExample {
     static func main() async {
+        _ = Console.start  // the output's clock starts now
         let api = CatalogAPI(latency: .milliseconds(400), pageSize: 3)
         let gear = Gear<SessionNews>()
 
