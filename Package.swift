@@ -1,16 +1,26 @@
 // swift-tools-version:6.2
 import PackageDescription
 
+/// OpenCombine on the platforms that have no Combine of their own.
+let openCombine: Target.Dependency = .product(
+    name: "OpenCombine",
+    package: "OpenCombine",
+    condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd])
+)
+
 let package = Package(
     name: "Spindle",
     platforms: [.macOS(.v15), .iOS(.v18)],
     products: [
         .library(name: "Spindle", targets: ["Spindle"]),
+        .library(name: "SpindleCombine", targets: ["SpindleCombine"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // SpindleCombine only, where Apple's Combine is missing (Linux, Windows…).
+        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
         // Benchmark harness only: command line, latency histograms.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
@@ -49,7 +59,14 @@ let package = Package(
         ),
         // The runnable example: `swift run spindle-example`.
         .executableTarget(name: "spindle-example", dependencies: ["Spindle"], path: "Examples/SpindleExample"),
+        // The Combine bridge: Apple's Combine where it exists, OpenCombine
+        // elsewhere (the sources choose with `#if canImport(Combine)`).
+        .target(
+            name: "SpindleCombine",
+            dependencies: ["Spindle", openCombine]
+        ),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
+        .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", openCombine]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.

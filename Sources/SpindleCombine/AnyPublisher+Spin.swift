@@ -1,0 +1,66 @@
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
+import Spindle
+
+extension AnyPublisher where Failure == Never, Output: Sendable {
+    /// A publisher of a spin's states (Spin.Swift's start operator): each
+    /// subscription starts a loop, and cancelling it stops that loop.
+    ///
+    /// ```swift
+    /// let cancellable = AnyPublisher.stream(from: levelsSpin)
+    ///     .sink { state in print(state) }
+    /// // …
+    /// cancellable.cancel()  // stops the loop
+    /// ```
+    ///
+    /// A subscription starts its loop at once and sends the initial state,
+    /// then every new state in reduction order (as `SpinLoop.states`), as
+    /// demand allows: states wait, buffered, until the subscriber requests
+    /// them. They are sent from one task, one at a time.
+    ///
+    /// > Important: Cancelling the subscription stops its loop (drain, in
+    /// > the background: every accepted event is reduced, then every effect
+    /// > is cancelled), and sends nothing more. The publisher never fails,
+    /// > and completes only if its loop stops some other way.
+    ///
+    /// - Parameters:
+    ///   - spin: the spin to run, once per subscription.
+    ///   - options: the options of each loop started.
+    /// - Returns: a publisher; nothing runs until it is subscribed to.
+    public static func stream<Event: Sendable>(
+        from spin: Spin<Output, Event>,
+        options: SpinOptions = .init()
+    ) -> AnyPublisher<Output, Never> {
+        SpinPublisher(spin: spin, options: options).eraseToAnyPublisher()
+    }
+
+    /// Starts a loop running `spin` and returns a cancellable that stops it
+    /// (Spin.Swift's `start(spin:)`).
+    ///
+    /// ```swift
+    /// let running = AnyPublisher.start(spin: levelsSpin)
+    /// // …
+    /// running.cancel()  // stops the loop
+    /// ```
+    ///
+    /// > Important: Cancelling, or releasing the cancellable, stops the loop
+    /// > (drain, in the background). Keep the cancellable for as long as the
+    /// > loop should run.
+    ///
+    /// - Parameters:
+    ///   - spin: the spin to run.
+    ///   - options: the loop's options.
+    /// - Returns: the cancellable that owns the loop.
+    public static func start<Event: Sendable>(
+        spin: Spin<Output, Event>,
+        options: SpinOptions = .init()
+    ) -> AnyCancellable {
+        let loop = spin.start(options: options)
+        return AnyCancellable {
+            Task { await loop.stop() }
+        }
+    }
+}

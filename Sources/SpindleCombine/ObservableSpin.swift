@@ -1,0 +1,94 @@
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
+import Dispatch
+import Spindle
+
+/// A spin as an `ObservableObject`: its `@Published` ``state`` follows the
+/// loop, on one queue (the main queue by default). This is Spin.Swift's
+/// `SwiftUISpin`.
+///
+/// ```swift
+/// let contact = ObservableSpin(spin: contactSpin)
+/// let cancellable = contact.$state.sink { print($0.name) }  // on the main queue
+/// contact.start()
+/// contact.emit(.rename("Ada"))
+/// ```
+///
+/// Before ``start()`` nothing runs and ``state`` is the initial state. From
+/// `start()` on, ``state`` is set on the publish queue to the initial state,
+/// then to every new state in reduction order; `objectWillChange` and
+/// `$state` send there, before each change. It is built on ``UISpin``.
+///
+/// > Important: The loop stops (drain, in the background) when the last
+/// > reference to the `ObservableSpin` goes away; bindings hold the loop
+/// > (but not the object), so they keep it running.
+///
+/// > Important: The main queue runs work only while the main thread serves
+/// > it: an app's run loop, `dispatchMain()`, or `RunLoop.main.run()` in a
+/// > command-line program (an `async` `main` serves it while it awaits).
+///
+/// **Thread safety:** ``state``, `objectWillChange` and `$state` belong to
+/// the publish queue, which must be serial: read and subscribe there (for
+/// SwiftUI, the main queue), or before ``start()``. ``start()``,
+/// ``emit(_:)`` and ``binding(for:event:)`` may be used from any thread.
+public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableObject, @unchecked Sendable {
+    // @unchecked Sendable: `state` is the only mutable property, and it is
+    // written only on the publish queue (a serial queue: the UISpin renders
+    // there alone); reading it belongs to that queue too (see above). The
+    // UISpin is Sendable.
+
+    /// The latest state published on the publish queue (the initial state
+    /// before ``start()``). Publish queue only.
+    @Published public private(set) var state: State
+
+    private let uiSpin: UISpin<State, Event>
+
+    /// Creates an observable spin; call ``start()`` to run it.
+    /// - Parameters:
+    ///   - spin: the spin to run.
+    ///   - options: the loop's options.
+    ///   - queue: the serial queue ``state`` is published on (the main
+    ///     queue by default).
+    public init(spin: Spin<State, Event>, options: SpinOptions = .init(), publishOn queue: DispatchQueue = .main) {
+        state = spin.initialState
+        uiSpin = UISpin(spin: spin, options: options, renderOn: queue)
+        uiSpin.render(on: self, using: { $0.publish(state:) })
+    }
+
+    /// Starts the loop: ``state`` follows it from the initial state on.
+    /// Calling it again does nothing. Any thread.
+    public func start() {
+        uiSpin.start()
+    }
+
+    /// Sends an event to the loop. Any thread.
+    /// - Returns: the loop's answer; ``EmitResult/stopped`` before
+    ///   ``start()`` (the event is not kept).
+    @discardableResult
+    public func emit(_ event: Event) -> EmitResult {
+        uiSpin.emit(event)
+    }
+
+    /// A get/set pair for one value of the state: `get` reads it from the
+    /// loop's latest state (any thread), `set` emits `event(newValue)` (the
+    /// state changes when the event is reduced). With SwiftUI,
+    /// `Binding(spinBinding)` makes a SwiftUI `Binding` of it.
+    /// - Parameters:
+    ///   - keyPath: the value in the state.
+    ///   - event: the event that sets a new value.
+    /// - Returns: a binding that holds the loop.
+    public func binding<Value>(
+        for keyPath: KeyPath<State, Value> & Sendable,
+        event: @escaping @Sendable (Value) -> Event
+    ) -> SpinBinding<Value> {
+        uiSpin.binding(for: keyPath, event: event)
+    }
+
+    // Publish queue only (the UISpin's render queue).
+    private func publish(state: State) {
+        self.state = state
+    }
+}

@@ -1,0 +1,126 @@
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine
+#endif
+import Dispatch
+import Spindle
+import SpindleCombine
+import Testing
+
+// Spin's start operators: AnyPublisher.stream(from:) and AnyPublisher.start(spin:).
+
+/// Counts up to 20 by itself; `seen` records every state its feedback sees,
+/// and its gear feedback is attached while the loop runs.
+private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
+    Spin<Int, Int>(initialState: 0) {
+        Feedback(effect: { (state: Int) -> Int? in
+            seen.append(state)
+            return state < 20 ? 1 : nil
+        })
+        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Reducer { state, event in state + event }
+    }
+}
+
+@Suite struct SpinPublisherTests {
+    @Test func streamFromASpinStartsTheLoopOnSubscriptionAndSendsEveryState() async {
+        let seen = Recorder<Int>()
+        let received = Recorder<Int>()
+        let gear = Gear<Int>()
+        let publisher = AnyPublisher.stream(from: counterSpin(seen: seen, gear: gear))
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(seen.values.isEmpty)  // nothing runs before a subscription
+        #expect(gear.attachedCount == 0)
+
+        let cancellable = publisher.sink { received.append($0) }
+        #expect(await eventually { received.count == 21 })
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(received.values == Array(0...20))
+        #expect(gear.attachedCount == 1)
+        gear.propagate(100)
+        #expect(await eventually { received.values.last == 120 })
+        cancellable.cancel()
+    }
+
+    @Test func cancellingTheSubscriptionStopsTheLoopAndSendsNothingMore() async {
+        let received = Recorder<Int>()
+        let gear = Gear<Int>()
+        let cancellable = AnyPublisher.stream(from: counterSpin(gear: gear)).sink { received.append($0) }
+        #expect(await eventually { received.values.last == 20 })
+        #expect(gear.attachedCount == 1)
+        cancellable.cancel()
+        #expect(await eventually { gear.attachedCount == 0 })  // the loop stopped
+        gear.propagate(1)
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(received.values.last == 20)
+    }
+
+    @Test func statesWaitForDemand() async {
+        let received = Recorder<Int>()
+        let subscription = Locked<(any Subscription)?>(nil)
+        let subscriber = AnySubscriber<Int, Never>(
+            receiveSubscription: { sub in
+                subscription.withLock { $0 = sub }
+                sub.request(.max(3))
+            },
+            receiveValue: { value in
+                received.append(value)
+                return .none
+            },
+            receiveCompletion: { _ in })
+        AnyPublisher.stream(from: counterSpin()).subscribe(subscriber)
+        #expect(await eventually { received.count == 3 })
+        try? await Task.sleep(for: .milliseconds(100))
+        #expect(received.values == [0, 1, 2])
+        subscription.withLock { $0 }?.request(.max(2))
+        #expect(await eventually { received.count == 5 })
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(received.values == [0, 1, 2, 3, 4])
+        subscription.withLock { $0 }?.request(.unlimited)
+        #expect(await eventually { received.count == 21 })
+        #expect(received.values == Array(0...20))
+        subscription.withLock { $0 }?.cancel()
+    }
+
+    @Test func eachSubscriptionRunsItsOwnLoop() async {
+        let gear = Gear<Int>()
+        let first = Recorder<Int>()
+        let second = Recorder<Int>()
+        let publisher = AnyPublisher.stream(from: counterSpin(gear: gear))
+        let a = publisher.sink { first.append($0) }
+        let b = publisher.sink { second.append($0) }
+        #expect(await eventually { first.values.last == 20 && second.values.last == 20 })
+        #expect(gear.attachedCount == 2)
+        a.cancel()
+        #expect(await eventually { gear.attachedCount == 1 })
+        b.cancel()
+        #expect(await eventually { gear.attachedCount == 0 })
+        #expect(first.values == Array(0...20))
+        #expect(second.values == Array(0...20))
+    }
+
+    @Test func startRunsTheLoopUntilCancelled() async {
+        let seen = Recorder<Int>()
+        let gear = Gear<Int>()
+        let running = AnyPublisher.start(spin: counterSpin(seen: seen, gear: gear))
+        #expect(await eventually { seen.values.last == 20 })
+        #expect(gear.attachedCount == 1)
+        gear.propagate(5)
+        #expect(await eventually { seen.values.last == 25 })
+        running.cancel()
+        #expect(await eventually { gear.attachedCount == 0 })
+    }
+
+    @Test func releasingTheCancellableOfStartStopsTheLoop() async {
+        let seen = Recorder<Int>()
+        let gear = Gear<Int>()
+        do {
+            let running = AnyPublisher.start(spin: counterSpin(seen: seen, gear: gear))
+            #expect(await eventually { seen.values.last == 20 })
+            #expect(gear.attachedCount == 1)
+            _ = running
+        }
+        #expect(await eventually { gear.attachedCount == 0 })
+    }
+}
