@@ -12,7 +12,7 @@ import Spindle
 ///
 /// ```swift
 /// let contact = ObservableSpin(spin: contactSpin)
-/// let cancellable = contact.$state.sink { print($0.name) }  // on the main queue
+/// let cancellable = contact.$state.sink { print($0.name) }  // then on the main queue
 /// contact.start()
 /// contact.emit(.rename("Ada"))
 /// ```
