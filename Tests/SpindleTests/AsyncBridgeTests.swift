@@ -147,6 +147,26 @@ struct LiveObjectsBaseline {
         await baseline.expectReturned()
     }
 
+    /// A loop that moves on at once (its feedback counts up from the initial
+    /// state): the stream still begins with the initial state and misses
+    /// none of the states that follow.
+    @Test func theStreamBeginsWithTheInitialStateOfALoopThatMovesAtOnce() async {
+        let spin = Spin(initialState: 0) {
+            Feedback<Int, Int>(effect: { (count: Int) -> Int? in count < 2_000 ? 1 : nil })
+                .executeOnReducerThread()
+            Reducer<Int, Int> { count, step in count + step }
+        }
+        for _ in 0..<20 {
+            var seen: [Int] = []
+            for await state in spin.stream() {
+                seen.append(state)
+                if state >= 2_000 { break }
+            }
+            #expect(seen.first == 0)
+            #expect(seen == Array(0...2_000))
+        }
+    }
+
     @Test func cancellingTheTaskStopsTheLoopBeforeTheIterationEnds() async {
         let gear = Gear<Int>()
         let spin = countingSpin(gear: gear)

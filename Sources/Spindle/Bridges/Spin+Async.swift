@@ -101,8 +101,9 @@ public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Senda
         public mutating func next(isolation actor: isolated (any Actor)?) async -> State? {
             if ended { return nil }
             if loop == nil {
-                let started = spin.start(options: options)
-                loop = started
+                // Subscribed before the loop runs: the initial state first.
+                let started = SpinLoop.startObserved(spin: spin, options: options)
+                loop = started.loop
                 states = started.states.makeAsyncIterator()
             }
             if let state = await states?.next(isolation: actor) { return state }

@@ -23,6 +23,22 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         core.start(spin: spin)
     }
 
+    /// Starts a loop with a `states` stream subscribed before the reducer
+    /// thread starts, so the stream begins with the initial state even when
+    /// the loop moves on at once (`states` on a running loop begins with the
+    /// state current when it is read).
+    static func startObserved(spin: Spin<State, Event>, options: SpinOptions)
+        -> (loop: SpinLoop<State, Event>, states: AsyncStream<State>) {
+        let loop = SpinLoop(unstarted: spin, options: options)
+        let states = loop.states
+        loop.core.start(spin: spin)
+        return (loop, states)
+    }
+
+    private init(unstarted spin: Spin<State, Event>, options: SpinOptions) {
+        core = LoopCore(spin: spin, options: options)
+    }
+
     /// Releasing the last reference stops the loop: it drains what was
     /// accepted, cancels effects, and its thread exits on its own.
     deinit {
