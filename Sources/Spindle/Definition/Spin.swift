@@ -26,7 +26,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:
     ///   - initialState: the first state.
-    ///   - executeOn: the default queue for feedbacks that name none.
+    ///   - queue: `executeOn:`, the default queue for feedbacks that name none.
     ///   - content: feedbacks, then one reducer.
     public init(
         initialState: State,
