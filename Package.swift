@@ -14,6 +14,7 @@ let package = Package(
     products: [
         .library(name: "Spindle", targets: ["Spindle"]),
         .library(name: "SpindleCombine", targets: ["SpindleCombine"]),
+        .library(name: "SpindleTesting", targets: ["SpindleTesting"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     dependencies: [
@@ -68,7 +69,10 @@ let package = Package(
             name: "SpindleCombine",
             dependencies: ["Spindle", openCombine]
         ),
+        // Helpers for users' tests: reducer specs, feedback specs. Spindle only.
+        .target(name: "SpindleTesting", dependencies: ["Spindle"]),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
+        .testTarget(name: "SpindleTestingTests", dependencies: ["SpindleTesting", "Spindle"]),
         .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", openCombine]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer

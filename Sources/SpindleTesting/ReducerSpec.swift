@@ -1,0 +1,178 @@
+import Spindle
+
+/// A given/when/then spec for a reducer, after Mobius's `UpdateSpec`.
+///
+/// ```swift
+/// try ReducerSpec(Reducer(levelsReducer))
+///     .given(Levels(left: 0, right: 10))
+///     .when(.increaseLeft, .decreaseRight)
+///     .thenState(equals: Levels(left: 1, right: 9))
+/// ```
+///
+/// The spec calls the reducer's public ``Reducer/reduce`` function directly:
+/// no loop, no thread, synchronous. The events are reduced in order, each
+/// from the state the previous one produced. A `then…` call that fails
+/// throws a ``SpecFailure`` naming the given state, the events, and the
+/// expected and actual states (with a line diff where both can be compared).
+///
+/// **Thread safety:** a value type; `Sendable`. The reducer runs on the
+/// calling thread.
+public struct ReducerSpec<State, Event>: Sendable {
+    /// The reducer under test.
+    public let reducer: Reducer<State, Event>
+
+    /// Creates a spec for `reducer`.
+    public init(_ reducer: Reducer<State, Event>) {
+        self.reducer = reducer
+    }
+
+    /// Creates a spec for a reduce function.
+    public init(_ reduce: @escaping @Sendable (State, Event) -> State) {
+        self.reducer = Reducer(reduce)
+    }
+
+    /// The state the events are reduced from.
+    public func given(_ state: State) -> Given {
+        Given(reducer: reducer, state: state)
+    }
+
+    /// A spec with its starting state.
+    public struct Given {
+        let reducer: Reducer<State, Event>
+        /// The starting state.
+        public let state: State
+
+        /// Reduces `events`, in order, from the given state.
+        public func when(_ events: Event...) -> Outcome {
+            when(events)
+        }
+
+        /// Reduces `events`, in order, from the given state. An empty list
+        /// leaves the state as given.
+        public func when(_ events: [Event]) -> Outcome {
+            var states: [State] = []
+            states.reserveCapacity(events.count)
+            var current = state
+            for event in events {
+                current = reducer.reduce(current, event)
+                states.append(current)
+            }
+            return Outcome(given: state, events: events, states: states)
+        }
+    }
+
+    /// What the reducer made of the events; the `then…` methods check it.
+    public struct Outcome {
+        /// The starting state.
+        public let given: State
+        /// The events, in the order they were reduced.
+        public let events: [Event]
+        /// The state after each event: `states[i]` follows `events[i]`.
+        public let states: [State]
+
+        /// The state after the last event (the given state if there were none).
+        public var finalState: State { states.last ?? given }
+
+        /// Runs `assertion` on the final state. An error it throws becomes a
+        /// ``SpecFailure`` that shows the given state, the events, the final
+        /// state and that error.
+        ///
+        /// - Parameter assertion: throws when the final state is wrong.
+        /// - Throws: ``SpecFailure``.
+        public func then(
+            _ assertion: (State) throws -> Void,
+            fileID: String = #fileID,
+            line: Int = #line
+        ) throws {
+            do {
+                try assertion(finalState)
+            } catch {
+                throw failure("the assertion threw: \(error)", fileID: fileID, line: line)
+            }
+        }
+
+        /// Checks that `predicate` holds for the final state.
+        ///
+        /// ```swift
+        /// try spec.given(s).when(.increaseLeft).then("left went up") { $0.left == 1 }
+        /// ```
+        ///
+        /// - Parameters:
+        ///   - expectation: what the predicate checks, for the failure message.
+        ///   - predicate: true when the final state is right.
+        /// - Throws: ``SpecFailure`` when the predicate is false.
+        public func then(
+            _ expectation: String,
+            _ predicate: (State) throws -> Bool,
+            fileID: String = #fileID,
+            line: Int = #line
+        ) throws {
+            let holds: Bool
+            do {
+                holds = try predicate(finalState)
+            } catch {
+                throw failure("expected \(expectation), but the check threw: \(error)", fileID: fileID, line: line)
+            }
+            if !holds {
+                throw failure("expected \(expectation)", fileID: fileID, line: line)
+            }
+        }
+
+        func failure(_ what: String, extra: String = "", fileID: String, line: Int) -> SpecFailure {
+            var text = "ReducerSpec failed: \(what)\n"
+            text += "given:\n\(Rendering.block(given))\n"
+            text += "when:\n"
+            if events.isEmpty { text += "  (no events)\n" }
+            for (index, event) in events.enumerated() {
+                text += "  \(index + 1). \(event)\n"
+            }
+            text += extra
+            text += "final state:\n\(Rendering.block(finalState))"
+            return SpecFailure(message: text, fileID: fileID, line: line)
+        }
+    }
+}
+
+extension ReducerSpec.Outcome where State: Equatable {
+    /// Checks that the final state equals `expected`.
+    /// - Throws: ``SpecFailure`` showing the expected and actual states and
+    ///   the lines that differ.
+    public func thenState(equals expected: State, fileID: String = #fileID, line: Int = #line) throws {
+        let actual = finalState
+        guard actual != expected else { return }
+        throw failure(
+            "the final state is not the expected one",
+            extra: "expected state:\n\(Rendering.block(expected))\n"
+                + "difference (− expected, + actual):\n\(Rendering.diff(expected: expected, actual: actual))\n",
+            fileID: fileID,
+            line: line
+        )
+    }
+
+    /// Checks every intermediate state: `expected[i]` must equal the state
+    /// after the `i`-th event (so there is one expected state per event).
+    /// - Throws: ``SpecFailure`` naming the first event whose state differs.
+    public func thenStates(equal expected: [State], fileID: String = #fileID, line: Int = #line) throws {
+        guard expected.count == states.count else {
+            throw failure(
+                "expected \(expected.count) states, but \(states.count) events were reduced",
+                fileID: fileID,
+                line: line
+            )
+        }
+        for index in states.indices where states[index] != expected[index] {
+            throw failure(
+                "the state after event \(index + 1) (\(events[index])) is not the expected one",
+                extra: "expected after event \(index + 1):\n\(Rendering.block(expected[index]))\n"
+                    + "actual after event \(index + 1):\n\(Rendering.block(states[index]))\n"
+                    + "difference (− expected, + actual):\n"
+                    + "\(Rendering.diff(expected: expected[index], actual: states[index]))\n",
+                fileID: fileID,
+                line: line
+            )
+        }
+    }
+}
+
+extension ReducerSpec.Given: Sendable where State: Sendable {}
+extension ReducerSpec.Outcome: Sendable where State: Sendable, Event: Sendable {}

@@ -1,0 +1,120 @@
+import Dispatch
+import Spindle
+import SpindleTesting
+import Testing
+
+/// Waits `milliseconds` on a dispatch timer, ignoring cancellation: a run
+/// that sleeps so still returns its event after a newer state cancelled it.
+func sleepIgnoringCancellation(milliseconds: Int) async {
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(milliseconds)) { done.resume() }
+    }
+}
+
+/// Answers each state `n` with `n * 10` after 100 ms, ignoring cancellation.
+@Sendable func slowAnswer(_ n: Int) async -> Int? {
+    await sleepIgnoringCancellation(milliseconds: 100)
+    return n * 10
+}
+
+struct Boom: Error {}
+
+@Suite struct FeedbackSpecTests {
+    @Test func aSyncEffectIsRunOncePerStateInOrder() async {
+        let result = await FeedbackSpec<Levels, LevelsEvent>(effect: leftEffect).run(states: [
+            Levels(left: 0, right: 2), Levels(left: 1, right: 2), Levels(left: 2, right: 2),
+        ])
+        #expect(result.settled)
+        #expect(result.runSteps == [0, 1, 2])
+        #expect(result.emissions == [.init(step: 0, event: .increaseLeft), .init(step: 1, event: .increaseLeft)])
+        #expect(result.cancelledSteps.isEmpty)
+    }
+
+    @Test func aFilteredOutStateStartsNoRun() async {
+        let spec = FeedbackSpec<Int, Int>(effect: { $0 }, filteredBy: { $0.isMultiple(of: 2) })
+        let result = await spec.run(states: [1, 2, 3, 4])
+        #expect(result.runSteps == [1, 3])
+        #expect(result.events == [2, 4])
+    }
+
+    @Test(arguments: [FeedbackSpec<Int, Int>.Pacing.immediately, .every(.milliseconds(10))])
+    func cancelOnNewStateDiscardsTheOvertakenRunsEvents(pacing: FeedbackSpec<Int, Int>.Pacing) async {
+        let spec = FeedbackSpec<Int, Int>(effect: slowAnswer, applying: .cancelOnNewState)
+        let result = await spec.run(states: [1, 2, 3], pacing: pacing)
+        #expect(result.settled)
+        #expect(result.runSteps == [0, 1, 2])
+        // Runs 0 and 1 returned their answers, but after they were cancelled.
+        #expect(result.cancelledSteps == [0, 1])
+        #expect(result.emissions == [.init(step: 2, event: 30)])
+    }
+
+    @Test func continueOnNewStateKeepsEveryRunsEvents() async {
+        let spec = FeedbackSpec<Int, Int>(effect: slowAnswer, applying: .continueOnNewState)
+        let result = await spec.run(states: [1, 2, 3], pacing: .immediately)
+        #expect(result.settled)
+        #expect(result.cancelledSteps.isEmpty)
+        #expect(result.events.sorted() == [10, 20, 30])
+        #expect(Set(result.emissions.map(\.step)) == [0, 1, 2])
+    }
+
+    @Test func afterSettlingNoRunIsOvertaken() async {
+        let result = await FeedbackSpec<Int, Int>(effect: slowAnswer).run(states: [1, 2, 3])
+        #expect(result.cancelledSteps.isEmpty)
+        #expect(result.events == [10, 20, 30])
+    }
+
+    @Test func aSequenceEffectEmitsEveryElementTaggedWithItsStep() async {
+        let spec = FeedbackSpec<Int, Int>(effect: { (n: Int) in
+            AsyncStream<Int> { continuation in
+                continuation.yield(n)
+                continuation.yield(-n)
+                continuation.finish()
+            }
+        })
+        let result = await spec.run(states: [1, 2])
+        #expect(result.settled)
+        #expect(result.emissions == [
+            .init(step: 0, event: 1), .init(step: 0, event: -1), .init(step: 1, event: 2), .init(step: 1, event: -2),
+        ])
+        #expect(result.events(forStep: 1) == [2, -2])
+    }
+
+    @Test func aCancelledSequenceStopsAndItsLaterElementsAreDiscarded() async {
+        // Each run emits its state at once, then once more after 100 ms.
+        let spec = FeedbackSpec<Int, Int>(effect: { (n: Int) in
+            AsyncStream<Int> { continuation in
+                continuation.yield(n)
+                let task = Task {
+                    await sleepIgnoringCancellation(milliseconds: 100)
+                    continuation.yield(n * 100)
+                    continuation.finish()
+                }
+                continuation.onTermination = { _ in task.cancel() }
+            }
+        }, applying: .cancelOnNewState)
+        let result = await spec.run(states: [1, 2], pacing: .every(.milliseconds(20)))
+        #expect(result.settled)
+        #expect(result.cancelledSteps == [0])
+        #expect(result.emissions == [.init(step: 0, event: 1), .init(step: 1, event: 2), .init(step: 1, event: 200)])
+    }
+
+    @Test func aThrownErrorIsListedWithItsStep() async {
+        let spec = FeedbackSpec<Int, Int>(effect: { (n: Int) async throws -> Int? in
+            if n == 2 { throw Boom() }
+            return n
+        })
+        let result = await spec.run(states: [1, 2, 3])
+        #expect(result.events == [1, 3])
+        #expect(result.failures.map(\.step) == [1])
+        #expect(result.failures.first?.error is Boom)
+    }
+
+    @Test func aRunThatNeverEndsDoesNotSettle() async {
+        let spec = FeedbackSpec<Int, Int>(effect: { (_: Int) in
+            AsyncStream<Int> { _ in }  // never finishes
+        }, applying: .continueOnNewState)
+        let result = await spec.run(states: [1], timeout: .milliseconds(100))
+        #expect(!result.settled)
+        #expect(result.events.isEmpty)
+    }
+}
