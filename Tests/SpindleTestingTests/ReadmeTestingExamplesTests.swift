@@ -1,0 +1,106 @@
+import Spindle
+import SpindleTesting
+import Testing
+import XCTest
+
+// The README's "Testing a spin (SpindleTesting)" snippets, as written there.
+
+@Sendable func slowDouble(_ n: Int) async -> Int? {
+    try? await Task.sleep(for: .milliseconds(100))  // a cancelled run wakes early…
+    return n * 2                                    // …and its answer is discarded
+}
+
+@Suite struct ReadmeTestingExamplesTests {
+    @Test func increasingLeftThenDecreasingRight() throws {
+        try ReducerSpec(Reducer(levelsReducer))
+            .given(Levels(left: 0, right: 10))
+            .when(.increaseLeft, .decreaseRight)
+            .thenState(equals: Levels(left: 1, right: 9))
+    }
+
+    @Test func otherFormsOfThen() throws {
+        let outcome = ReducerSpec(Reducer(levelsReducer))
+            .given(Levels(left: 0, right: 10))
+            .when(.increaseLeft, .increaseLeft)
+
+        try outcome.then("left went up twice") { $0.left == 2 }
+        try outcome.thenStates(equal: [Levels(left: 1, right: 10), Levels(left: 2, right: 10)])
+        try outcome.then { state in
+            #expect(state.right == 10)  // any assertion; an error thrown here fails the spec
+        }
+        #expect(outcome.finalState == Levels(left: 2, right: 10))
+    }
+
+    @Test func aWrongReducerIsCaught() throws {
+        #expect(throws: SpecFailure.self) {
+            try ReducerSpec(Reducer(wrongLevelsReducer))
+                .given(Levels(left: 0, right: 10))
+                .when(.increaseLeft, .decreaseRight)
+                .thenState(equals: Levels(left: 1, right: 9))
+        }
+    }
+
+    /// The failure message the README prints, exactly.
+    @Test func theReadmeFailureMessage() throws {
+        let failure = try #require(throws: SpecFailure.self) {
+            try ReducerSpec(Reducer(wrongLevelsReducer))
+                .given(Levels(left: 0, right: 10))
+                .when(.increaseLeft, .decreaseRight)
+                .thenState(equals: Levels(left: 1, right: 9))
+        }
+        #expect(failure.message == """
+            ReducerSpec failed: the final state is not the expected one
+            given:
+              Levels(left: 0, right: 10)
+            when:
+              1. increaseLeft
+              2. decreaseRight
+            expected state:
+              Levels(left: 1, right: 9)
+            difference (− expected, + actual):
+              −   - left: 1
+              +   - left: 2
+            final state:
+              Levels(left: 2, right: 9)
+            """)
+    }
+
+    @Test func leftEffectStopsWhereTheLevelsMeet() async {
+        let result = await FeedbackSpec<Levels, LevelsEvent>(effect: leftEffect)
+            .run(states: [Levels(left: 0, right: 2), Levels(left: 1, right: 2), Levels(left: 2, right: 2)])
+
+        #expect(result.events == [.increaseLeft, .increaseLeft])
+        #expect(result.events(forStep: 2).isEmpty)
+    }
+
+    @Test func cancelOnNewStateAgainstContinueOnNewState() async {
+        let cancelling = await FeedbackSpec<Int, Int>(effect: slowDouble, applying: .cancelOnNewState)
+            .run(states: [1, 2, 3], pacing: .immediately)
+        #expect(cancelling.events == [6])              // runs 0 and 1 were overtaken
+        #expect(cancelling.cancelledSteps == [0, 1])
+
+        let continuing = await FeedbackSpec<Int, Int>(effect: slowDouble, applying: .continueOnNewState)
+            .run(states: [1, 2, 3], pacing: .immediately)
+        #expect(continuing.events.sorted() == [2, 4, 6])  // every run's answer is reduced
+        #expect(continuing.cancelledSteps.isEmpty)
+    }
+}
+
+/// The README's XCTest snippet: the same specs from an `XCTestCase`.
+final class LevelsReducerXCTests: XCTestCase {
+    func testIncreasingLeft() throws {
+        try ReducerSpec(Reducer(levelsReducer))
+            .given(Levels(left: 0, right: 10))
+            .when(.increaseLeft)
+            .thenState(equals: Levels(left: 1, right: 10))
+    }
+
+    func testAWrongReducerIsCaught() {
+        XCTAssertThrowsError(
+            try ReducerSpec(Reducer(wrongLevelsReducer)).given(Levels(left: 0, right: 10)).when(.increaseLeft)
+                .thenState(equals: Levels(left: 1, right: 10))
+        ) { error in
+            XCTAssertTrue(error is SpecFailure)
+        }
+    }
+}
