@@ -3,6 +3,7 @@ import Combine
 #else
 import OpenCombine
 #endif
+import Spindle
 
 /// A Combine subscription's cancellable, shared with the code that ends it.
 ///

@@ -15,14 +15,17 @@ import Darwin
 /// uncontended. The mutex lives in allocated memory because its address must
 /// not move.
 ///
+/// Package access: SpindleCombine and SpindleTesting use this lock too (for
+/// the same Thread Sanitizer reason); it is not public API.
+///
 /// Thread safety: `withLock` from any thread; the value is only reachable
 /// inside it.
-final class Lock<Value: ~Copyable> {
+package final class Lock<Value: ~Copyable> {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     // protected by `mutex`
     private var value: Value
 
-    init(_ value: consuming Value) {
+    package init(_ value: consuming Value) {
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
         let result = pthread_mutex_init(mutex, nil)
@@ -38,7 +41,7 @@ final class Lock<Value: ~Copyable> {
 
     /// Runs `body` with exclusive access to the value.
     @inline(__always)
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&value)
