@@ -15,11 +15,15 @@ let package = Package(
         .library(name: "Spindle", targets: ["Spindle"]),
         .library(name: "SpindleCombine", targets: ["SpindleCombine"]),
         .library(name: "SpindleTesting", targets: ["SpindleTesting"]),
+        .library(name: "SpindleMetrics", targets: ["SpindleMetrics"]),
+        .library(name: "SpindleReplay", targets: ["SpindleReplay"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // SpindleMetrics only: the loop's counters, gauge and timer.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // SpindleCombine only, where Apple's Combine is missing (Linux, Windows…).
         .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
         // Benchmark harness only: command line, latency histograms.
@@ -71,8 +75,23 @@ let package = Package(
         ),
         // Helpers for users' tests: reducer specs, feedback specs. Spindle only.
         .target(name: "SpindleTesting", dependencies: ["Spindle"]),
+        // swift-metrics for a loop (a SpinObserver), kept out of the core.
+        .target(
+            name: "SpindleMetrics",
+            dependencies: ["Spindle", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        // Record a loop's reductions as JSON Lines and replay them (Foundation).
+        .target(name: "SpindleReplay", dependencies: ["Spindle"]),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
         .testTarget(name: "SpindleTestingTests", dependencies: ["SpindleTesting", "Spindle"]),
+        .testTarget(
+            name: "SpindleObservabilityTests",
+            dependencies: [
+                "Spindle", "SpindleMetrics", "SpindleReplay",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ]
+        ),
         .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", openCombine]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer

@@ -22,6 +22,8 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// The default queue of feedbacks that name none (nil: each gets its own
     /// serial queue). The reducer always runs on the loop's own thread.
     public let executionQueue: DispatchQueue?
+    /// The observers every loop of this spin reports to (see ``observed(by:)``).
+    private(set) var observers: [any SpinObserver<State, Event>]
 
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:
@@ -48,6 +50,19 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         self.feedbacks = feedbacks
         self.reducer = reducer
         self.executionQueue = queue
+        self.observers = []
+    }
+
+    /// This spin with `observer` added: every loop started from the result
+    /// reports its reductions, batches, effect runs and refused events to
+    /// it (and to the observers already installed, in installation order).
+    /// - Parameter observer: the observer; see ``SpinObserver`` for which
+    ///   thread calls what.
+    /// - Returns: a spin equal to this one, observed.
+    public func observed(by observer: some SpinObserver<State, Event>) -> Spin {
+        var copy = self
+        copy.observers.append(observer)
+        return copy
     }
 
     /// Starts a loop running this spin: a reducer thread, feedback workers,

@@ -58,6 +58,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let streamInput: AsyncStream<State>.Continuation?
     // On `queue` only: whether the stream feedback's run has started.
     @exclusivity(unchecked) nonisolated(unsafe) private var streamStarted = false
+    // On the worker's one runner (its queue's drain, or the reducer thread
+    // for an inline worker): the next synchronous run's number, used only
+    // when the loop is observed.
+    @exclusivity(unchecked) nonisolated(unsafe) private var nextSyncRunID: UInt64 = 0
 
     init(index: Int, feedback: Feedback<State, Event>, queue: DispatchQueue, core: LoopCore<State, Event>) {
         self.index = index
@@ -115,7 +119,23 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func runInline(_ state: State) {
         if let filter, !filter(state) { return }
-        if let event = inlineEffect!(state) { _ = core.emit(event) }
+        if let hub = core.hub {
+            runSyncObserved(inlineEffect!, state, hub: hub)
+        } else if let event = inlineEffect!(state) {
+            _ = core.emit(event)
+        }
+    }
+
+    // A synchronous run, reported to the loop's observers.
+    private func runSyncObserved(
+        _ effect: @Sendable (State) -> Event?, _ state: State, hub: ObserverHub<State, Event>
+    ) {
+        let run = EffectRun(feedbackIndex: index, id: nextSyncRunID)
+        nextSyncRunID &+= 1
+        hub.effectStarted(run)
+        let event = effect(state)
+        hub.effectFinished(run)
+        if let event { core.emitFromEffect(event) }
     }
 
     /// Stops the worker: no further runs, every live run cancelled, the gear
@@ -129,6 +149,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             runs.stopped = true
             runs.generation &+= 1
             let live = runs.tasks
+            if let hub = core.hub {
+                for id in live.keys.sorted() { hub.effectCancelled(EffectRun(feedbackIndex: index, id: id)) }
+            }
             runs.tasks.removeAll()
             let attachment = runs.attachment
             runs.attachment = nil
@@ -180,7 +203,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         switch feedback.effect {
         case .sync(let effect):
             // Earlier runs already returned: they ran on this serial drain.
-            if let event = effect(state) { core.emitFromEffect(event) }
+            if let hub = core.hub {
+                runSyncObserved(effect, state, hub: hub)
+            } else if let event = effect(state) {
+                core.emitFromEffect(event)
+            }
         case .async(let effect):
             startRun { emitter in
                 if let event = try await effect(state) { _ = emitter.emit(event) }
@@ -204,21 +231,29 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     private func startRun(_ body: @escaping @Sendable (EffectEmitter<Event>) async throws -> Void) {
         let cancelPrevious = feedback.strategy == .cancelOnNewState
-        let cancelled: [Task<Void, Never>] = runs.withLock { runs in
-            guard !runs.stopped else { return [] }
-            var cancelled: [Task<Void, Never>] = []
+        let hub = core.hub
+        let cancelled: [UInt64: Task<Void, Never>] = runs.withLock { runs in
+            guard !runs.stopped else { return [:] }
+            var cancelled: [UInt64: Task<Void, Never>] = [:]
             if cancelPrevious {
                 runs.generation &+= 1
-                cancelled = Array(runs.tasks.values)
+                cancelled = runs.tasks
                 runs.tasks.removeAll(keepingCapacity: true)
+                if let hub {
+                    for id in cancelled.keys.sorted() { hub.effectCancelled(EffectRun(feedbackIndex: index, id: id)) }
+                }
             }
             let generation = runs.generation
             let id = runs.nextID
             runs.nextID &+= 1
+            let run = EffectRun(feedbackIndex: index, id: id)
             let emitter = EffectEmitter<Event> { [self] event in
-                self.emit(event, generation: generation)
+                self.emit(event, generation: generation, run: run)
             }
             core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
+            // Observers hear of a run's start, cancellation and end under
+            // this lock, so in that order.
+            hub?.effectStarted(run)
             // Inserted under the lock, so `finished(id)` cannot run first.
             LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
             runs.tasks[id] = Task { [self] in
@@ -227,30 +262,35 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
                     try await body(emitter)
                 } catch {
                     if !(error is CancellationError), !Task.isCancelled {
+                        hub?.effectFailed(run, error: error)
                         core.report(EffectError(feedbackIndex: index, underlying: error))
                     }
                 }
-                self.finished(id)
+                self.finished(run)
             }
             return cancelled
         }
-        for task in cancelled { task.cancel() }
+        for task in cancelled.values { task.cancel() }
         if !cancelled.isEmpty {
             core.counters.runsCancelled.wrappingIncrement(by: cancelled.count, ordering: .relaxed)
         }
     }
 
-    private func finished(_ id: UInt64) {
-        runs.withLock { _ = $0.tasks.removeValue(forKey: id) }
+    private func finished(_ run: EffectRun) {
+        runs.withLock { runs in
+            _ = runs.tasks.removeValue(forKey: run.id)
+            core.hub?.effectFinished(run)
+        }
     }
 
     // Any thread: a run's event. Emitted under the lock, so a cancellation
     // (which takes the same lock) either precedes it (discarded) or follows it.
-    private func emit(_ event: Event, generation: UInt64) -> Bool {
+    private func emit(_ event: Event, generation: UInt64, run: EffectRun) -> Bool {
         let cancelOnNewState = feedback.strategy == .cancelOnNewState
         return runs.withLock { runs in
             if runs.stopped || (cancelOnNewState && runs.generation != generation) {
                 core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
+                core.hub?.lateEventDiscarded(event, from: run)
                 return false
             }
             return core.emitFromEffect(event)

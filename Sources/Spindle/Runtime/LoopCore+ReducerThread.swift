@@ -14,6 +14,7 @@ extension LoopCore {
 
         // The initial state: every feedback sees it first.
         let initial = state
+        hub?.loopStarted(initialState: initial)
         if hasInlineWorkers { runInlineWorkers() }
         if hasDispatchedWorkers {
             batchStates.append(initial)
@@ -23,10 +24,15 @@ extension LoopCore {
 
         while true {
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
-            var reduced = drainQueue(max: maxBatch) { payload in reduce(movingFrom: payload) }
-            reduced += reduceReentrant(max: maxBatch)
-            if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
-                publish()
+            let reduced: Int
+            if let hub {
+                reduced = reduceBatchObserved(max: maxBatch, hub: hub)
+            } else {
+                reduced = drainQueue(max: maxBatch) { payload in reduce(movingFrom: payload) }
+                    + reduceReentrant(max: maxBatch)
+                if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+                    publish()
+                }
             }
             // Checked after every batch, so a discarding stop takes effect
             // promptly; a draining stop reduces the rest in finish().
@@ -96,6 +102,50 @@ extension LoopCore {
         return count
     }
 
+    // MARK: Observed loops (a spin with observers; see SpinObserver)
+
+    // A batch as in the loop above, timed and reported to the observers;
+    // with per-event observers, each event is copied before it is reduced
+    // and reported with its new state. Separate from the unobserved path so
+    // that path pays nothing. Returns the events reduced.
+    private func reduceBatchObserved(max: Int, hub: ObserverHub<State, Event>) -> Int {
+        let start = ContinuousClock.now
+        var reduced: Int
+        if hub.wantsEachEvent {
+            reduced = drainQueue(max: max) { payload in reduceReporting(movingFrom: payload, to: hub) }
+            while reduced < max, !reentrant.isEmpty {
+                reentrant.removeFirst { payload in reduceReporting(movingFrom: payload, to: hub) }
+                reduced += 1
+            }
+        } else {
+            reduced = drainQueue(max: max) { payload in reduce(movingFrom: payload) }
+                + reduceReentrant(max: max)
+        }
+        if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+            publish()
+        }
+        if reduced > 0 {
+            let depth = acceptedCount.load(ordering: .relaxed) &- reducedCount
+            hub.batchReduced(ReductionBatch(
+                events: reduced, totalReduced: reducedCount,
+                queueDepth: Swift.max(depth, 0), duration: ContinuousClock.now - start))
+        }
+        return reduced
+    }
+
+    @inline(never)
+    private func reduceReporting(movingFrom payload: UnsafeMutableRawPointer, to hub: ObserverHub<State, Event>) {
+        let event = payload.assumingMemoryBound(to: Event.self).pointee
+        reduce(movingFrom: payload)
+        hub.eventReduced(event, newState: state, reduction: reducedCount)
+    }
+
+    // A discarding stop throws `payload`'s event away, telling the observers.
+    private func throwAway(movingFrom payload: UnsafeMutableRawPointer) {
+        let event = payload.assumingMemoryBound(to: Event.self).move()
+        hub?.eventDiscardedAtStop(event)
+    }
+
     // End of a batch: the snapshot, the counters, feedbacks, observers.
     private func publish() {
         snapshot.publish(state)
@@ -128,12 +178,14 @@ extension LoopCore {
             collecting = hasDispatchedWorkers || observers.isObserved.load(ordering: .relaxed)
             var handled = 0
             if discard {
-                handled = drainQueue(max: .max) { payload in
-                    payload.assumingMemoryBound(to: Event.self).deinitialize(count: 1)
+                handled = drainQueue(max: .max) { payload in throwAway(movingFrom: payload) }
+                while !reentrant.isEmpty {
+                    reentrant.removeFirst { payload in throwAway(movingFrom: payload) }
+                    handled += 1
                 }
-                handled += reentrant.count
-                reentrant.removeAll()
                 discarded += handled
+            } else if let hub {
+                handled = reduceBatchObserved(max: options.maxBatch, hub: hub)
             } else {
                 handled = drainQueue(max: options.maxBatch) { payload in reduce(movingFrom: payload) }
                 handled += reduceReentrant(max: options.maxBatch)

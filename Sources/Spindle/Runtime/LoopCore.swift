@@ -40,6 +40,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let observers = StateObservers<State>()
     /// Wakes the reducer thread when events arrive.
     let parker = Parker()
+    /// The spin's observers (see ``SpinObserver``); nil when it has none,
+    /// which keeps every observer call off the engine's paths.
+    let hub: ObserverHub<State, Event>?
+    /// atomic: events accepted, counted only when observed (`hub` non-nil),
+    /// so that batch reports can give the queue depth.
+    let acceptedCount = UnsafeAtomic<Int>.create(0)
 
     // The atomics every emit touches are UnsafeAtomic (freed in deinit):
     // ManagedAtomic's storage-pointer getter is an out-of-line generic call.
@@ -101,6 +107,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         statePointer.initialize(to: spin.initialState)
         self.observerBaseState = spin.initialState
         self.snapshot = StateSnapshot(spin.initialState)
+        self.hub = ObserverHub(spin.observers)
         var lockFree: LockFreeQueue<Event>?
         var ring: RingQueue<Event>?
         var baseline: BaselineQueue<Event>?
@@ -123,6 +130,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     deinit {
         closed.destroy()
+        acceptedCount.destroy()
         reducerThreadToken.destroy()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
@@ -177,10 +185,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         // Relaxed: the grace period orders stop's store against this load.
         if closed.load(ordering: .relaxed) {
             spindle_gate_exit()
-            return rejectAfterStop()
+            return rejectAfterStop(event)
         }
         if tryEnqueueAndNotify(event) {
             spindle_gate_exit()
+            if hub != nil { acceptedCount.wrappingIncrement(ordering: .relaxed) }
             return .accepted
         }
         let result = overflow(event)
@@ -188,8 +197,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         return result
     }
 
-    private func rejectAfterStop() -> EmitResult {
+    private func rejectAfterStop(_ event: Event) -> EmitResult {
         counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
+        hub?.eventRejected(event)
         return .stopped
     }
 
@@ -203,8 +213,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     // local deque reduced before the next batch, so a full bounded queue
     // cannot deadlock it.
     private func emitOnReducerThread(_ event: Event) -> EmitResult {
-        if closed.load(ordering: .relaxed) { return rejectAfterStop() }
+        if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
         reentrant.append(event)
+        if hub != nil { acceptedCount.wrappingIncrement(ordering: .relaxed) }
         return .accepted
     }
 
@@ -217,6 +228,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         switch policy {
         case .dropNewest:
             counters.dropped.wrappingIncrement(ordering: .relaxed)
+            hub?.eventDropped(event)
             return .dropped
         case .block:
             while true {
@@ -229,9 +241,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
                     ring.depth < ring.capacity || closed.load(ordering: .relaxed)
                 }
                 spindle_gate_enter()
-                if closed.load(ordering: .relaxed) { return rejectAfterStop() }
+                if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
                 if ring.tryEnqueue(event) {
                     parker.notifyAfterRMW()
+                    if hub != nil { acceptedCount.wrappingIncrement(ordering: .relaxed) }
                     return .accepted
                 }
             }
@@ -336,6 +349,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     /// Called by the reducer thread when it is done: publishes the report
     /// and resumes every waiting stop.
     func complete(with report: StopReport) {
+        hub?.loopStopped(report)
         let waiters = completion.withLock { completion in
             completion.report = report
             let waiters = completion.waiters

@@ -1,0 +1,87 @@
+import Foundation
+import Spindle
+
+/// Everything a ``SpinObserver`` hears, in the order it heard it.
+enum Heard<State: Sendable & Equatable, Event: Sendable & Equatable>: Sendable, Equatable {
+    case started(State)
+    case reduced(Event, State, Int)
+    case batch(events: Int, total: Int)
+    case dropped(Event)
+    case rejected(Event)
+    case discardedAtStop(Event)
+    case effectStarted(EffectRun)
+    case effectCancelled(EffectRun)
+    case effectFinished(EffectRun)
+    case effectFailed(EffectRun, String)
+    case late(Event, EffectRun)
+    case stopped(StopReport)
+}
+
+/// An observer that writes down every callback (and the thread of each
+/// reducer-thread callback).
+final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equatable>: SpinObserver, Sendable {
+    private let log = Lock<[Heard<State, Event>]>([])
+    private let reducerThreads = Lock<Set<String>>([])
+    let observesEachEvent: Bool
+
+    init(eachEvent: Bool = true) { observesEachEvent = eachEvent }
+
+    var heard: [Heard<State, Event>] { log.withLock { $0 } }
+    /// Distinct threads that made reducer-thread callbacks.
+    var reducerThreadCount: Int { reducerThreads.withLock { $0.count } }
+
+    private func add(_ item: Heard<State, Event>, onReducer: Bool = false) {
+        if onReducer {
+            let name = "\(Unmanaged.passUnretained(Thread.current).toOpaque())"
+            reducerThreads.withLock { _ = $0.insert(name) }
+        }
+        log.withLock { $0.append(item) }
+    }
+
+    func loopStarted(initialState: State) { add(.started(initialState), onReducer: true) }
+    func eventReduced(_ event: Event, newState: State, reduction: Int) {
+        add(.reduced(event, newState, reduction), onReducer: true)
+    }
+    func batchReduced(_ batch: ReductionBatch) {
+        add(.batch(events: batch.events, total: batch.totalReduced), onReducer: true)
+    }
+    func eventDropped(_ event: Event) { add(.dropped(event)) }
+    func eventRejected(_ event: Event) { add(.rejected(event)) }
+    func eventDiscardedAtStop(_ event: Event) { add(.discardedAtStop(event), onReducer: true) }
+    func effectStarted(_ run: EffectRun) { add(.effectStarted(run)) }
+    func effectCancelled(_ run: EffectRun) { add(.effectCancelled(run)) }
+    func effectFinished(_ run: EffectRun) { add(.effectFinished(run)) }
+    func effectFailed(_ run: EffectRun, error: any Error) { add(.effectFailed(run, String(describing: error))) }
+    func lateEventDiscarded(_ event: Event, from run: EffectRun) { add(.late(event, run)) }
+    func loopStopped(_ report: StopReport) { add(.stopped(report), onReducer: true) }
+}
+
+/// Polls `condition` every millisecond until it holds or `seconds` pass.
+func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        try? await Task.sleep(nanoseconds: 1_000_000)
+    }
+    return condition()
+}
+
+/// Runs `body` on `count` separate OS threads at once, and waits for all.
+func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
+    let group = DispatchGroup()
+    for index in 0..<count {
+        group.enter()
+        Thread {
+            body(index)
+            group.leave()
+        }.start()
+    }
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        group.notify(queue: .global()) { continuation.resume() }
+    }
+}
+
+/// A test error with a name.
+struct Boom: Error, CustomStringConvertible {
+    var description: String { "boom" }
+}
