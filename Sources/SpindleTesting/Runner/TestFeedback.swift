@@ -59,16 +59,19 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
     /// The runs whose task has not ended yet.
     public var activeRuns: [EffectRun] { host.liveRuns }
 
-    /// Hands `state` to the feedback as its next state. A synchronous run
-    /// happens now; another run starts (cancelling the previous one under
-    /// ``Spindle/ExecutionStrategy/cancelOnNewState``) and runs when the
-    /// executor is drained.
+    /// Hands `state` to the feedback as its next state, then runs the queued
+    /// jobs until none is left. A synchronous run happens at once; another
+    /// run starts (cancelling the previous one under
+    /// ``Spindle/ExecutionStrategy/cancelOnNewState``) and goes as far as it
+    /// can — to its end, or to a suspension such as a ``TestClock`` sleep.
     public func send(_ state: State) {
         let index = record.withLock { record -> Int in
             record.states.append(state)
             return record.states.count - 1
         }
         host.deliver(state, index: index)
+        host.drainExecutor()
+        collect()
     }
 
     /// Sends each state and runs until idle after each one.

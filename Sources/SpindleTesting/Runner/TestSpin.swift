@@ -19,8 +19,12 @@ import Spindle
 /// - a synchronous effect (also one marked `executeOnReducerThread()`) runs
 ///   right there, on the caller's thread;
 /// - an async, `AsyncSequence` or stream effect runs as a task on an
-///   executor the runner owns: its code runs only while the runner drains
-///   that executor, on the caller's thread, never concurrently with the test;
+///   executor the runner owns. Its code runs only inside the runner's
+///   calls, on the caller's thread, never concurrently with the test: every
+///   call (creating the runner, ``send(_:)``, ``step()``,
+///   ``runUntilIdle(timeout:)``, a ``TestClock`` advance) runs the queued
+///   jobs until none is left before it returns, so each run goes as far as
+///   it can — to its end, or to a suspension such as a clock sleep;
 /// - under ``Spindle/ExecutionStrategy/cancelOnNewState`` the new state
 ///   cancels the feedback's previous runs, and what they emit afterwards is
 ///   logged as discarded, never reduced;
@@ -80,6 +84,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         host.setOwner(self)
         host.attach()
         host.deliver(spin.initialState, index: 0)
+        host.drainExecutor()
     }
 
     deinit {
@@ -100,23 +105,24 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// The runs whose task has not ended yet (cancelled ones included).
     public var activeRuns: [EffectRun] { host.liveRuns }
 
-    /// Reduces `event` at once and delivers the new state to every feedback
-    /// (synchronous effects run now; other runs start and wait for the
-    /// executor to be drained).
+    /// Reduces `event` at once, delivers the new state to every feedback,
+    /// and runs the queued jobs until none is left (so new runs go as far as
+    /// they can, and overtaken runs end). Emitted events are queued, not
+    /// reduced.
     /// - Returns: the new state.
     @discardableResult
     public func send(_ event: Event) -> State {
         reduce(event)
     }
 
-    /// Sends each event in turn (see ``send(_:)``), without running
-    /// anything between them.
+    /// Sends each event in turn (see ``send(_:)``); the events the feedbacks
+    /// emit meanwhile stay pending.
     public func send(_ events: Event...) {
         for event in events { reduce(event) }
     }
 
-    /// Reduces the oldest pending event, if any, and delivers the new state.
-    /// Queued jobs are not run.
+    /// Reduces the oldest pending event, if any, and delivers the new state
+    /// (then runs the queued jobs, as ``send(_:)`` does).
     /// - Returns: the new state, or nil when no event was pending.
     @discardableResult
     public func step() -> State? {
@@ -172,6 +178,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
             return history.states.count - 1
         }
         host.deliver(next, index: index)
+        host.drainExecutor()
         return next
     }
 }
