@@ -1,5 +1,7 @@
 /// One effect run under a ``TestSpin`` or a ``TestFeedback``: which feedback
 /// ran, for which state.
+///
+/// **Thread safety:** a value type; `Sendable`.
 public struct EffectRun: Sendable, Hashable, CustomStringConvertible {
     /// The feedback's index in the spin's feedbacks (declaration order); 0
     /// for a ``TestFeedback``.
@@ -24,6 +26,8 @@ public struct EffectRun: Sendable, Hashable, CustomStringConvertible {
 /// ended, has exactly one ``Kind-swift.enum/finished`` or
 /// ``Kind-swift.enum/failed(_:)``. A synchronous run starts, emits and
 /// finishes at once.
+///
+/// **Thread safety:** a value type; `Sendable`.
 public struct EffectLogEntry<Event: Sendable>: Sendable {
     /// The kinds of entries.
     public enum Kind: Sendable {

@@ -1,4 +1,6 @@
 /// How ``TestSpin/runUntilIdle(timeout:)`` (and ``TestFeedback``'s) ended.
+///
+/// **Thread safety:** a value type; `Sendable`.
 public enum Settlement: Sendable, Hashable, CustomStringConvertible {
     /// Nothing more happens until the test acts: no job is queued, no event
     /// is pending, and every run still in flight waits on a ``TestClock`` or

@@ -63,7 +63,7 @@ extension TestSpin {
             text += "  \(index). \(state)  (\(cause))\n"
         }
         let log = effectLog
-        text += "effect log:\n"
+        text += log.count > 40 ? "effect log (the last 40 of \(log.count) entries):\n" : "effect log:\n"
         if log.isEmpty { text += "  (empty)\n" }
         for entry in log.suffix(40) {
             text += "  \(entry)\n"
