@@ -73,7 +73,8 @@ let package = Package(
             name: "SpindleCombine",
             dependencies: ["Spindle", openCombine]
         ),
-        // Helpers for users' tests: reducer specs, feedback specs. Spindle only.
+        // Helpers for users' tests: reducer specs, feedback specs, the
+        // deterministic runner and its virtual clock. Spindle only.
         .target(name: "SpindleTesting", dependencies: ["Spindle"]),
         // swift-metrics for a loop (a SpinObserver), kept out of the core.
         .target(

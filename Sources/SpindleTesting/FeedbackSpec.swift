@@ -43,9 +43,10 @@ import Spindle
 /// ``FeedbackRunResult/settled`` false.
 ///
 /// Not covered: the stream form (`streamEffect:`), gear feedbacks, and
-/// `executeOnReducerThread()` (its runs are synchronous, so a sync spec
-/// shows the same events). A lensed feedback is specified by its effect on
-/// the lensed part and the lensed parts of the states.
+/// `executeOnReducerThread()`, which are not one effect per state; run
+/// those with ``TestFeedback``, which takes the `Feedback` value itself (and
+/// uses virtual time). A lensed feedback is specified by its effect on the
+/// lensed part and the lensed parts of the states.
 ///
 /// **Thread safety:** a value type; `Sendable`. Each ``run(states:pacing:timeout:)``
 /// starts its own loop, so runs may overlap.

@@ -34,3 +34,7 @@ enum LevelsEvent: Equatable, Sendable {
     }
     return state
 }
+
+@Sendable func rightEffect(_ state: Levels) -> LevelsEvent? {
+    state.left < state.right ? .decreaseRight : nil
+}

@@ -104,3 +104,56 @@ final class LevelsReducerXCTests: XCTestCase {
         }
     }
 }
+
+// "The deterministic runner": `Search`, `SearchEvent` and `searchReducer`
+// are the README's, defined in TestClockTests.swift.
+
+// Production passes ContinuousClock(); tests pass a TestClock.
+func searchSpin(clock: some Clock<Duration>) -> Spin<Search, SearchEvent> {
+    Spin(initialState: Search()) {
+        Feedback(effect: { (state: Search) async throws -> SearchEvent? in
+            guard !state.query.isEmpty, state.loaded != state.query else { return nil }
+            try await clock.sleep(for: .milliseconds(300))  // debounce
+            return .loaded(state.query)
+        })
+        Reducer(searchReducer)
+    }
+}
+
+@Suite struct ReadmeRunnerExamplesTests {
+    @Test func typingFastLoadsOnlyTheLastQuery() throws {
+        let clock = TestClock()
+        let runner = TestSpin(searchSpin(clock: clock))
+
+        runner.send(.typed("s"))
+        clock.advance(by: .milliseconds(200))  // not yet: the debounce waits 300 ms
+        runner.send(.typed("sp"))              // cancels the run sleeping for "s"
+        clock.advance(by: .milliseconds(300))  // the run for "sp" wakes; its event is reduced
+
+        try runner.expectStates([
+            Search(),
+            Search(query: "s"),
+            Search(query: "sp"),
+            Search(query: "sp", loaded: "sp"),
+        ])
+        #expect(runner.effectLog.cancelledRuns() == [TestEffectRun(feedback: 0, state: 1)])
+        #expect(runner.runUntilIdle() == .settled)
+    }
+
+    @Test func theLevelsSpinRunsToTheSameEndEveryTime() {
+        let spin = levelsSpin
+        let runner = TestSpin(spin)  // leftEffect and rightEffect
+        #expect(runner.runUntilIdle() == .settled)
+        #expect(runner.state == Levels(left: 10, right: 0))
+        #expect(runner.states.count == 21)  // the initial state and one per event
+    }
+
+    @Test func aStreamFeedbackAgainstStates() {
+        let balancer = TestFeedback(Feedback<Levels, LevelsEvent>(streamEffect: { states in
+            states.compactMap { $0.left < $0.right ? .increaseLeft : nil }
+        }))
+        let events = balancer.run(states: [Levels(left: 0, right: 2), Levels(left: 2, right: 2)])
+        #expect(events == [.increaseLeft])
+        #expect(balancer.effectLog.startedRuns().count == 1)  // one run reads every state
+    }
+}

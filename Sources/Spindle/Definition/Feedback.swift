@@ -18,7 +18,8 @@ import Dispatch
 /// bodies run on the concurrency runtime's executor, not on that queue.
 public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// What the feedback runs, erased to the forms the runtime knows.
-    enum Effect: Sendable {
+    /// (Package access: SpindleTesting's deterministic runner runs these forms.)
+    package enum Effect: Sendable {
         /// Runs synchronously on the feedback's queue (or the reducer thread).
         case sync(@Sendable (State) -> Event?)
         /// Runs as a Task; its event (if any) is emitted when it returns.
@@ -35,15 +36,15 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         case stream(@Sendable (AsyncStream<State>, EffectEmitter<Event>) async throws -> Void)
     }
 
-    let effect: Effect
+    package let effect: Effect
     /// States for which the predicate is false are skipped: no run starts and
     /// the previous run is not cancelled.
-    let filter: (@Sendable (State) -> Bool)?
-    let strategy: ExecutionStrategy
+    package let filter: (@Sendable (State) -> Bool)?
+    package let strategy: ExecutionStrategy
     /// nil: the spin's `executeOn:` queue, or a serial queue of its own.
     private(set) var queue: DispatchQueue?
     /// Runs synchronously on the reducer thread (see ``executeOnReducerThread()``).
-    private(set) var runsOnReducerThread: Bool = false
+    package private(set) var runsOnReducerThread: Bool = false
 
     init(
         effect: Effect,
@@ -143,13 +144,17 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
 }
 
 /// The runtime's handle for an effect run to emit events.
-struct EffectEmitter<Event: Sendable>: Sendable {
+package struct EffectEmitter<Event: Sendable>: Sendable {
     /// Emits an event; returns false when the run is cancelled or the loop
     /// stopped (the event was discarded) so a sequence can end early.
-    let emit: @Sendable (Event) -> Bool
+    package let emit: @Sendable (Event) -> Bool
+
+    package init(emit: @escaping @Sendable (Event) -> Bool) {
+        self.emit = emit
+    }
 }
 
 /// A live subscription of an attached feedback (see `Feedback.Effect.attached`).
-struct AttachedSubscription: Sendable {
-    let cancel: @Sendable () -> Void
+package struct AttachedSubscription: Sendable {
+    package let cancel: @Sendable () -> Void
 }

@@ -1,0 +1,242 @@
+import Spindle
+
+/// Runs a list of feedbacks the way the engine does, but deterministically:
+/// synchronous effects on the caller's thread, every other form as a task on
+/// a ``ManualExecutor`` the runner drains. Shared by ``TestSpin`` and
+/// ``TestFeedback``, which decide where the states come from and what
+/// happens to the emitted events.
+///
+/// Strategies follow the contract: under
+/// ``Spindle/ExecutionStrategy/cancelOnNewState`` a state that passes the
+/// filter cancels the feedback's previous runs (their tasks are cancelled)
+/// and bumps the feedback's generation; an event emitted by a run of an
+/// older generation is logged as discarded and never queued. Under
+/// ``Spindle/ExecutionStrategy/continueOnNewState`` runs go on. A filtered-out
+/// state starts nothing and cancels nothing.
+///
+/// **Thread safety:** `deliver`, `attach`, `drainExecutor` and `stop` from
+/// the runner's caller, one at a time; emitters from any thread. User code
+/// (effects, filters, gears) never runs under the lock.
+final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
+    /// An emitted event waiting to be reduced.
+    struct Pending: Sendable {
+        let run: TestEffectRun
+        let event: Event
+    }
+
+    private struct LiveRun: Sendable {
+        let task: Task<Void, Never>
+        let tag: RunTag
+    }
+
+    private struct PerFeedback: Sendable {
+        var generation: UInt64 = 0
+        /// Runs not cancelled and not ended, oldest first.
+        var current: [TestEffectRun] = []
+        var source: StateSource<State>?
+        var attachment: AttachedSubscription?
+    }
+
+    private struct Books: Sendable {
+        var feedbacks: [PerFeedback]
+        /// Runs whose task has not ended (cancelled or not).
+        var live: [TestEffectRun: LiveRun] = [:]
+        var pending: [Pending] = []
+        var log: [EffectLogEntry<Event>] = []
+        var stopped = false
+    }
+
+    let feedbacks: [Feedback<State, Event>]
+    let executor = ManualExecutor()
+    // protected by lock: runs, pending events, the log.
+    private let books: Lock<Books>
+    // protected by lock: the runner that owns this host (weak: no cycle).
+    private let owner = Lock(WeakDriver(value: nil))
+
+    init(feedbacks: [Feedback<State, Event>]) {
+        self.feedbacks = feedbacks
+        books = Lock(Books(feedbacks: Array(repeating: PerFeedback(), count: feedbacks.count)))
+    }
+
+    /// Sets the runner a ``TestClock`` drives after waking one of our runs.
+    func setOwner(_ driver: any VirtualTimeDriver) {
+        owner.withLock { $0.value = driver }
+    }
+
+    var log: [EffectLogEntry<Event>] { books.withLock { $0.log } }
+    var pendingEvents: [Event] { books.withLock { $0.pending.map(\.event) } }
+    var liveRuns: [TestEffectRun] { books.withLock { $0.live.keys.sorted(by: Self.runOrder) } }
+
+    /// Runs in flight that wait on something other than the test.
+    var unparkedRuns: [TestEffectRun] {
+        books.withLock { $0.live.filter { !$0.value.tag.isParked }.keys.sorted(by: Self.runOrder) }
+    }
+
+    /// Takes the oldest pending event.
+    func takePending() -> Pending? {
+        books.withLock { $0.pending.isEmpty ? nil : $0.pending.removeFirst() }
+    }
+
+    /// Runs queued jobs until none is left (jobs they enqueue included).
+    func drainExecutor() {
+        while executor.runNext() {}
+    }
+
+    /// Subscribes the gear (attached) feedbacks. Once, before any state.
+    func attach() {
+        for (index, feedback) in feedbacks.enumerated() {
+            guard case .attached(let subscribe) = feedback.effect else { continue }
+            let run = TestEffectRun(feedback: index, state: 0)
+            books.withLock { $0.log.append(.init(run: run, kind: .started)) }
+            let subscription = subscribe(EffectEmitter { [weak self] event in
+                self?.emit(event, from: run, generation: nil) ?? false
+            })
+            books.withLock { $0.feedbacks[index].attachment = subscription }
+        }
+    }
+
+    /// Hands the state at `index` (in the runner's states) to every feedback,
+    /// in declaration order.
+    func deliver(_ state: State, index: Int) {
+        for (feedbackIndex, feedback) in feedbacks.enumerated() {
+            if books.withLock({ $0.stopped }) { return }
+            if let filter = feedback.filter, !filter(state) { continue }
+            let run = TestEffectRun(feedback: feedbackIndex, state: index)
+            switch feedback.effect {
+            case .sync(let effect):
+                books.withLock { $0.log.append(.init(run: run, kind: .started)) }
+                let event = effect(state)
+                books.withLock { books in
+                    if let event {
+                        books.pending.append(Pending(run: run, event: event))
+                        books.log.append(.init(run: run, kind: .emitted(event)))
+                    }
+                    books.log.append(.init(run: run, kind: .finished))
+                }
+            case .async(let effect):
+                start(run, cancellingPrevious: feedback.strategy == .cancelOnNewState) { emitter in
+                    if let event = try await effect(state) { _ = emitter.emit(event) }
+                }
+            case .sequence(let body):
+                start(run, cancellingPrevious: feedback.strategy == .cancelOnNewState) { emitter in
+                    try await body(state, emitter)
+                }
+            case .stream(let body):
+                let (source, isNew) = books.withLock { books -> (StateSource<State>, Bool) in
+                    if let source = books.feedbacks[feedbackIndex].source { return (source, false) }
+                    let source = StateSource<State>()
+                    books.feedbacks[feedbackIndex].source = source
+                    return (source, true)
+                }
+                if isNew {
+                    start(run, cancellingPrevious: false) { emitter in
+                        defer { source.finish() }  // a run that ends early takes no more states
+                        try await body(source.stream, emitter)
+                    }
+                }
+                source.yield(state)
+            case .attached:
+                break
+            }
+        }
+    }
+
+    /// Cancels every run, detaches the gears, lets the cancelled runs end,
+    /// and retires the executor. Events emitted afterwards are discarded.
+    func stop() {
+        let (tasks, attachments, sources) = books.withLock { books in
+            guard !books.stopped else { return ([Task<Void, Never>](), [AttachedSubscription](), [StateSource<State>]()) }
+            books.stopped = true
+            var tasks: [Task<Void, Never>] = []
+            for index in books.feedbacks.indices {
+                for run in books.feedbacks[index].current {
+                    books.log.append(.init(run: run, kind: .cancelled))
+                    if let live = books.live[run] { tasks.append(live.task) }
+                }
+                books.feedbacks[index].current = []
+                if books.feedbacks[index].attachment != nil {
+                    let run = TestEffectRun(feedback: index, state: 0)
+                    books.log.append(.init(run: run, kind: .cancelled))
+                    books.log.append(.init(run: run, kind: .finished))
+                }
+            }
+            let attachments = books.feedbacks.compactMap(\.attachment)
+            let sources = books.feedbacks.compactMap(\.source)
+            for index in books.feedbacks.indices { books.feedbacks[index].attachment = nil }
+            return (tasks, attachments, sources)
+        }
+        for source in sources { source.finish() }
+        for task in tasks { task.cancel() }
+        for attachment in attachments { attachment.cancel() }
+        drainExecutor()
+        executor.retire()
+    }
+
+    private func start(
+        _ run: TestEffectRun,
+        cancellingPrevious: Bool,
+        body: @escaping @Sendable (EffectEmitter<Event>) async throws -> Void
+    ) {
+        let tag = RunTag(driver: owner.withLock { $0.value })
+        let cancelled = books.withLock { books -> [Task<Void, Never>] in
+            guard !books.stopped else { return [] }
+            var cancelled: [Task<Void, Never>] = []
+            if cancellingPrevious {
+                books.feedbacks[run.feedback].generation &+= 1
+                for previous in books.feedbacks[run.feedback].current {
+                    books.log.append(.init(run: previous, kind: .cancelled))
+                    if let live = books.live[previous] { cancelled.append(live.task) }
+                }
+                books.feedbacks[run.feedback].current = []
+            }
+            let generation = cancellingPrevious ? books.feedbacks[run.feedback].generation : nil
+            let emitter = EffectEmitter<Event> { [weak self] event in
+                self?.emit(event, from: run, generation: generation) ?? false
+            }
+            books.log.append(.init(run: run, kind: .started))
+            // The executor only runs jobs when the runner drains it, so the
+            // task cannot end before it is recorded below.
+            let task = Task(executorPreference: executor) { [weak self] in
+                await RunTag.$current.withValue(tag) {
+                    var failure: (any Error)?
+                    do {
+                        try await body(emitter)
+                    } catch {
+                        if !(error is CancellationError), !Task.isCancelled { failure = error }
+                    }
+                    self?.ended(run, failure: failure)
+                }
+            }
+            books.live[run] = LiveRun(task: task, tag: tag)
+            books.feedbacks[run.feedback].current.append(run)
+            return cancelled
+        }
+        for task in cancelled { task.cancel() }  // outside the lock: cancellation handlers run here
+    }
+
+    private func ended(_ run: TestEffectRun, failure: (any Error)?) {
+        books.withLock { books in
+            books.live[run] = nil
+            books.feedbacks[run.feedback].current.removeAll { $0 == run }
+            let kind: EffectLogEntry<Event>.Kind = failure.map { .failed($0) } ?? .finished
+            books.log.append(.init(run: run, kind: kind))
+        }
+    }
+
+    // Any thread. `generation` nil: the run is never overtaken (continueOnNewState, gears).
+    private func emit(_ event: Event, from run: TestEffectRun, generation: UInt64?) -> Bool {
+        books.withLock { books in
+            if books.stopped || (generation != nil && books.feedbacks[run.feedback].generation != generation) {
+                books.log.append(.init(run: run, kind: .discarded(event)))
+                return false
+            }
+            books.pending.append(Pending(run: run, event: event))
+            books.log.append(.init(run: run, kind: .emitted(event)))
+            return true
+        }
+    }
+
+    private static func runOrder(_ lhs: TestEffectRun, _ rhs: TestEffectRun) -> Bool {
+        (lhs.state, lhs.feedback) < (rhs.state, rhs.feedback)
+    }
+}

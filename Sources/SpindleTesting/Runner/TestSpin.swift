@@ -1,0 +1,190 @@
+import Spindle
+
+/// Runs a spin deterministically on the test's own thread: no reducer
+/// thread, no dispatch queue, no real time.
+///
+/// ```swift
+/// let runner = TestSpin(spin)            // the initial state goes to every feedback
+/// runner.send(.increaseLeft)             // reduced at once
+/// #expect(runner.runUntilIdle() == .settled)
+/// #expect(runner.states == [ ... every state, in order ... ])
+/// ```
+///
+/// **How it runs.** Creating the runner attaches the gear feedbacks and
+/// delivers the initial state to every feedback, as `start()` does.
+/// ``send(_:)`` reduces an event at once and delivers the new state to
+/// every feedback, in declaration order. A feedback's filter and strategy
+/// apply as in the engine (see ``EffectLogEntry`` for what is recorded):
+///
+/// - a synchronous effect (also one marked `executeOnReducerThread()`) runs
+///   right there, on the caller's thread;
+/// - an async, `AsyncSequence` or stream effect runs as a task on an
+///   executor the runner owns. Its code runs only inside the runner's
+///   calls, on the caller's thread, never concurrently with the test: every
+///   call (creating the runner, ``send(_:)``, ``step()``,
+///   ``runUntilIdle(timeout:)``, a ``TestClock`` advance) runs the queued
+///   jobs until none is left before it returns, so each run goes as far as
+///   it can — to its end, or to a suspension such as a clock sleep;
+/// - under ``Spindle/ExecutionStrategy/cancelOnNewState`` the new state
+///   cancels the feedback's previous runs, and what they emit afterwards is
+///   logged as discarded, never reduced;
+/// - a gear feedback is subscribed to its gear: what the gear propagates is
+///   emitted, from the propagating thread.
+///
+/// Emitted events are not reduced at once: they wait in one FIFO queue
+/// (``pendingEvents``), in the order they were emitted. ``step()`` reduces
+/// the oldest; ``runUntilIdle(timeout:)`` alternates — run every queued
+/// job, then reduce one pending event — until neither is left. So each
+/// state's runs go as far as they can before the next state arrives. This
+/// is one of the orders the engine may produce (it promises order per
+/// producer only), made repeatable.
+///
+/// Time is virtual: effects that wait should sleep on a ``TestClock`` they
+/// capture, and the test moves it with ``TestClock/advance(by:)``, which
+/// lets this runner run until idle after each wake-up.
+///
+/// > Important: Code that leaves the runner's executor is not controlled:
+/// > an unstructured `Task { }` started by an effect, code isolated to the
+/// > main actor or to an actor with its own executor, `Task.sleep` on a real
+/// > clock, real I/O. When a run waits on such a thing,
+/// > ``runUntilIdle(timeout:)`` returns ``Settlement/waiting(on:)`` naming
+/// > it, after waiting up to `timeout` (zero by default) in real time for it
+/// > to come back. It never hangs.
+///
+/// The `on:` queue of feedbacks and the spin's `executeOn:` are ignored:
+/// everything runs on the caller's thread.
+///
+/// **Thread safety:** `Sendable`; the state is behind a lock. Drive it from
+/// one task at a time (the test's); gears and effects may emit from any
+/// thread.
+public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
+    private struct History: Sendable {
+        var states: [State]
+        var events: [Event] = []
+    }
+
+    private let reducer: Reducer<State, Event>
+    private let host: EffectHost<State, Event>
+    // protected by lock: every state, and every event reduced.
+    private let history: Lock<History>
+    /// The most events ``runUntilIdle(timeout:)`` reduces in one call.
+    public let stepLimit: Int
+
+    /// Starts running `spin` deterministically: attaches its gear feedbacks
+    /// and delivers the initial state to every feedback.
+    /// - Parameters:
+    ///   - spin: the spin under test.
+    ///   - stepLimit: the most events one ``runUntilIdle(timeout:)`` reduces
+    ///     before it gives up (a loop that never stops emitting).
+    public init(_ spin: Spin<State, Event>, stepLimit: Int = 10_000) {
+        reducer = spin.reducer
+        host = EffectHost(feedbacks: spin.feedbacks)
+        history = Lock(History(states: [spin.initialState]))
+        self.stepLimit = stepLimit
+        host.setOwner(self)
+        host.attach()
+        host.deliver(spin.initialState, index: 0)
+        host.drainExecutor()
+    }
+
+    deinit {
+        host.stop()
+    }
+
+    /// The latest state.
+    public var state: State { history.withLock { $0.states[$0.states.count - 1] } }
+    /// Every state, in order: the initial state, then one per reduced event.
+    public var states: [State] { history.withLock { $0.states } }
+    /// Every event reduced (sent or emitted), in order: `states[i + 1]`
+    /// follows `events[i]`.
+    public var events: [Event] { history.withLock { $0.events } }
+    /// The events emitted by feedbacks and not reduced yet, oldest first.
+    public var pendingEvents: [Event] { host.pendingEvents }
+    /// What every effect run did, in order.
+    public var effectLog: [EffectLogEntry<Event>] { host.log }
+    /// The runs whose task has not ended yet (cancelled ones included).
+    public var activeRuns: [TestEffectRun] { host.liveRuns }
+
+    /// Reduces `event` at once, delivers the new state to every feedback,
+    /// and runs the queued jobs until none is left (so new runs go as far as
+    /// they can, and overtaken runs end). Emitted events are queued, not
+    /// reduced.
+    /// - Returns: the new state.
+    @discardableResult
+    public func send(_ event: Event) -> State {
+        reduce(event)
+    }
+
+    /// Sends each event in turn (see ``send(_:)``); the events the feedbacks
+    /// emit meanwhile stay pending.
+    public func send(_ events: Event...) {
+        for event in events { reduce(event) }
+    }
+
+    /// Reduces the oldest pending event, if any, and delivers the new state
+    /// (then runs the queued jobs, as ``send(_:)`` does).
+    /// - Returns: the new state, or nil when no event was pending.
+    @discardableResult
+    public func step() -> State? {
+        guard let pending = host.takePending() else { return nil }
+        return reduce(pending.event)
+    }
+
+    /// Runs queued jobs and reduces pending events, alternately (all jobs,
+    /// then one event), until neither is left; then answers whether the spin
+    /// is settled.
+    ///
+    /// - Parameter timeout: how long to wait, in real time, for runs that
+    ///   wait on something outside the runner (see ``TestSpin``) to come
+    ///   back with a job. Zero (the default) does not wait.
+    /// - Returns: ``Settlement/settled`` when nothing more happens until the
+    ///   test acts; ``Settlement/waiting(on:)`` with the runs that may still
+    ///   do something by themselves; ``Settlement/stepLimitReached(_:)``
+    ///   when ``stepLimit`` events were reduced without becoming idle.
+    @discardableResult
+    public func runUntilIdle(timeout: Duration = .zero) -> Settlement {
+        let deadline = ContinuousClock.now + timeout
+        var steps = 0
+        while true {
+            host.drainExecutor()
+            if steps < stepLimit, step() != nil {
+                steps += 1
+                continue
+            }
+            if !host.pendingEvents.isEmpty { return .stepLimitReached(steps) }
+            let waiting = host.unparkedRuns
+            if waiting.isEmpty { return .settled }
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return .waiting(on: waiting) }
+            _ = host.executor.waitForJob(timeout: left)
+        }
+    }
+
+    /// Stops the spin as the engine's stop does: cancels every run (logged
+    /// as cancelled), detaches gears, lets the cancelled runs end, and
+    /// discards whatever is emitted afterwards. Pending events are left as
+    /// they are. Called when the runner goes away.
+    public func stop() {
+        host.stop()
+    }
+
+    @discardableResult
+    private func reduce(_ event: Event) -> State {
+        let current = state
+        let next = reducer.reduce(current, event)
+        let index = history.withLock { history -> Int in
+            history.states.append(next)
+            history.events.append(event)
+            return history.states.count - 1
+        }
+        host.deliver(next, index: index)
+        host.drainExecutor()
+        return next
+    }
+}
+
+extension TestSpin: VirtualTimeDriver {
+    func drive() {
+        runUntilIdle()
+    }
+}
