@@ -63,6 +63,7 @@ enum JSONReport {
             case peakRSSGrowth = "peak_rss_growth_bytes"
             case counters, date, command
             case loadAverage = "load_average"
+            case crossCoreRoundTrip = "cross_core_round_trip_ns"
             case repetitionSamples = "repetition_samples"
         }
 
@@ -90,6 +91,7 @@ enum JSONReport {
             try container.encode(ISO8601DateFormatter().string(from: context.date), forKey: .date)
             try container.encode(context.command, forKey: .command)
             try container.encode(context.loadAverage, forKey: .loadAverage)
+            try container.encode(context.crossCoreRoundTripNanoseconds, forKey: .crossCoreRoundTrip)
             try container.encode(row.samples.map(Repetition.init), forKey: .repetitionSamples)
         }
     }

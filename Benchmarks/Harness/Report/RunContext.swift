@@ -13,6 +13,9 @@ struct RunContext: Sendable {
     /// The 1-minute load average when the run started (nil: unknown): other
     /// work on the machine skews every figure, so the reports say it.
     let loadAverage: Double?
+    /// Two threads bouncing one value between two cache lines: the floor of
+    /// any thread-to-thread round trip here (see CrossCoreProbe).
+    let crossCoreRoundTripNanoseconds: Double
 
     init(command: String, repetitions: Int, quick: Bool) {
         date = Date()
@@ -24,6 +27,7 @@ struct RunContext: Sendable {
         allocationsCounted = AllocationCounter.isSupported
         loadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))
             .flatMap { $0.split(separator: " ").first }.flatMap { Double($0) }
+        crossCoreRoundTripNanoseconds = CrossCoreProbe.roundTripNanoseconds()
     }
 
     /// "2026-11-21 14:03 UTC"
@@ -38,6 +42,7 @@ struct RunContext: Sendable {
     /// "2 cores, Intel(R) Xeon(R) Processor, load 0.42"
     var machine: String {
         "\(cores) cores, \(cpuModel)" + (loadAverage.map { String(format: ", load %.2f at start", $0) } ?? "")
+            + String(format: ", cross-core round trip %.0f ns", crossCoreRoundTripNanoseconds)
     }
 
     var title: String { "Spindle benchmarks — \(dateText)" }
@@ -55,7 +60,9 @@ struct RunContext: Sendable {
         \(allocationsCounted ? "" : " (n/a: counting needs glibc)"). peak RSS: the \
         process's VmHWM during a repetition (largest over repetitions), after a \
         malloc_trim and a clear_refs reset; in parentheses, its growth over the RSS \
-        when the repetition began.
+        when the repetition began. cross-core round trip: two threads bouncing a value \
+        between two cache lines, the floor of any thread-to-thread round trip (median of \
+        5 × 20,000); feedback-loop and latency-closed cannot beat 1 / that figure.
         """
     }
 
