@@ -114,6 +114,25 @@ extension EffectsAsData {
         await loop.stop()
     }
 
+    @Test func aStreamedSpinAndAUISpinRunTheirEffectsToo() async {
+        // Both start loops their own way (spin.stream() subscribes before the
+        // reducer thread starts; UISpin adds a render feedback).
+        let spin = Spin(initialState: Tally()) {
+            Feedback<Tally, TaskEvent>(effect: { state in state.requested == 0 ? .request(8) : nil })
+            Reducer(tallyNext, effects: workRouter)
+        }
+        var streamed: [Int] = []
+        for await state in spin.stream() where state.done == [8] {
+            streamed = state.done
+            break
+        }
+        #expect(streamed == [8])
+        let ui = UISpin(spin: spin, renderOn: DispatchQueue(label: "render"))
+        ui.start()
+        #expect(await eventually { ui.state.done == [8] })
+        // Released here: a released loop stops on its own.
+    }
+
     @Test func effectsAndStateFeedbacksRunInOneSpin() async {
         let recorded = Recorder<String>()
         let statesSeen = Recorder<Int>()
