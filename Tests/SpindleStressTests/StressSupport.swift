@@ -350,7 +350,7 @@ struct LiveBaseline {
     func isReached(_ now: SpindleLiveObjects = .current) -> Bool {
         now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
             && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
-            && now.eventQueues <= counts.eventQueues
+            && now.eventQueues <= counts.eventQueues && now.effectRouters <= counts.effectRouters
     }
 
     /// Records an issue unless the live async effect runs fall back to the

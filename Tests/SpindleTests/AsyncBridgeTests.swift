@@ -40,7 +40,7 @@ struct LiveObjectsBaseline {
         let now = SpindleLiveObjects.current
         return now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
             && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
-            && now.eventQueues <= counts.eventQueues
+            && now.eventQueues <= counts.eventQueues && now.effectRouters <= counts.effectRouters
     }
 
     func expectReturned(sourceLocation: SourceLocation = #_sourceLocation) async {

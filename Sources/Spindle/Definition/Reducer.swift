@@ -19,6 +19,11 @@ public struct Reducer<State, Event>: Sendable {
     /// names the concrete types, where those copies are a few moves.
     @usableFromInline let reduceInPlace: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
 
+    /// A reducer with effects (see `Reducer+Effects.swift`) builds each
+    /// loop's own effect runtime with this; nil for a plain reducer, whose
+    /// loops pay nothing for effects.
+    @usableFromInline let loopEffects: LoopEffectsFactory<State, Event>?
+
     /// Creates a reducer.
     /// - Parameter reduce: computes the next state; must be pure.
     @inlinable
@@ -27,5 +32,6 @@ public struct Reducer<State, Event>: Sendable {
         self.reduceInPlace = { state, payload in
             state = reduce(state, payload.assumingMemoryBound(to: Event.self).move())
         }
+        self.loopEffects = nil
     }
 }

@@ -9,7 +9,9 @@ import CSpindle
 /// per feedback, and one event queue (C memory) until the loop is freed.
 /// Each async effect run holds one ``effectTasks`` entry until its task's
 /// body returns. After every loop is stopped and released, and every effect
-/// has finished, all counts return to zero.
+/// has finished, all counts return to zero. A loop whose reducer has
+/// effects holds one ``effectRouters`` entry until it is freed and its last
+/// handler has returned.
 ///
 /// Thread safety: `current` may be read from any thread; the counts are
 /// taken one by one (relaxed), so a snapshot taken while loops start or
@@ -25,6 +27,9 @@ public struct SpindleLiveObjects: Sendable, Hashable, CustomStringConvertible {
     public let effectTasks: Int
     /// C event queues (lock-free queues and bounded rings) not destroyed.
     public let eventQueues: Int
+    /// Effect-router runtimes (one per loop of a spin whose reducer has
+    /// effects) not yet deinitialized.
+    public let effectRouters: Int
 
     /// The counts now.
     public static var current: SpindleLiveObjects {
@@ -33,18 +38,19 @@ public struct SpindleLiveObjects: Sendable, Hashable, CustomStringConvertible {
             reducerThreads: LiveCounts.reducerThreads.load(ordering: .relaxed),
             feedbackWorkers: LiveCounts.feedbackWorkers.load(ordering: .relaxed),
             effectTasks: LiveCounts.effectTasks.load(ordering: .relaxed),
-            eventQueues: Int(spindle_live_queues()))
+            eventQueues: Int(spindle_live_queues()),
+            effectRouters: LiveCounts.effectRouters.load(ordering: .relaxed))
     }
 
     /// True when every count is zero.
     public var isEmpty: Bool {
         loops == 0 && reducerThreads == 0 && feedbackWorkers == 0 && effectTasks == 0
-            && eventQueues == 0
+            && eventQueues == 0 && effectRouters == 0
     }
 
     public var description: String {
         "loops \(loops), reducer threads \(reducerThreads), feedback workers \(feedbackWorkers), "
-            + "effect tasks \(effectTasks), event queues \(eventQueues)"
+            + "effect tasks \(effectTasks), event queues \(eventQueues), effect routers \(effectRouters)"
     }
 }
 
@@ -56,4 +62,5 @@ enum LiveCounts {
     static let reducerThreads = ManagedAtomic<Int>(0)
     static let feedbackWorkers = ManagedAtomic<Int>(0)
     static let effectTasks = ManagedAtomic<Int>(0)
+    static let effectRouters = ManagedAtomic<Int>(0)
 }

@@ -19,6 +19,14 @@ final class LoopCounters: Sendable {
     let rejectedAfterStop = ManagedAtomic<Int>(0)
     /// Effect errors reported to the error hook.
     let effectErrors = ManagedAtomic<Int>(0)
+    /// Effects that reductions produced for the effect router (reducer thread).
+    let effectsDispatched = ManagedAtomic<Int>(0)
+    /// Effects whose handler started (route queues).
+    let effectsHandled = ManagedAtomic<Int>(0)
+    /// Effects not yet started when the loop stopped, thrown away (reducer thread).
+    let effectsDiscardedAtStop = ManagedAtomic<Int>(0)
+    /// Effects no route matched (reducer thread).
+    let unhandledEffects = ManagedAtomic<Int>(0)
 }
 
 /// A snapshot of a loop's counters.
@@ -39,6 +47,17 @@ public struct LoopStatistics: Sendable, Hashable {
     public let rejectedAfterStop: Int
     /// Errors thrown by effects and reported to the error hook.
     public let effectErrors: Int
+    /// Effects that reductions produced for the loop's ``EffectRouter``
+    /// (zero for a spin without one). Once the loop has stopped,
+    /// `effectsDispatched == effectsHandled + effectsDiscardedAtStop + unhandledEffects`.
+    public let effectsDispatched: Int
+    /// Effects whose handler started (sync handlers called, async ones launched).
+    public let effectsHandled: Int
+    /// Effects whose handler had not started when the loop stopped: thrown
+    /// away, never handled.
+    public let effectsDiscardedAtStop: Int
+    /// Effects that no route matched (each reported as an ``UnhandledEffectError``).
+    public let unhandledEffects: Int
 
     init(_ counters: LoopCounters) {
         reducedEvents = counters.reduced.load(ordering: .acquiring)
@@ -49,5 +68,9 @@ public struct LoopStatistics: Sendable, Hashable {
         lateEventsDiscarded = counters.lateEventsDiscarded.load(ordering: .relaxed)
         rejectedAfterStop = counters.rejectedAfterStop.load(ordering: .relaxed)
         effectErrors = counters.effectErrors.load(ordering: .relaxed)
+        effectsDispatched = counters.effectsDispatched.load(ordering: .relaxed)
+        effectsHandled = counters.effectsHandled.load(ordering: .relaxed)
+        effectsDiscardedAtStop = counters.effectsDiscardedAtStop.load(ordering: .relaxed)
+        unhandledEffects = counters.unhandledEffects.load(ordering: .relaxed)
     }
 }

@@ -19,8 +19,10 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     let core: LoopCore<State, Event>
 
     init(spin: Spin<State, Event>, options: SpinOptions) {
-        core = LoopCore(spin: spin, options: options)
-        core.start(spin: spin)
+        let prepared = PreparedSpin(spin)  // this loop's own effect runtime, if any
+        core = LoopCore(spin: prepared.spin, options: options)
+        prepared.connect(to: core)
+        core.start(spin: prepared.spin)
     }
 
     /// Starts a loop with a `states` stream subscribed before the reducer
@@ -29,14 +31,16 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// state current when it is read).
     static func startObserved(spin: Spin<State, Event>, options: SpinOptions)
         -> (loop: SpinLoop<State, Event>, states: AsyncStream<State>) {
-        let loop = SpinLoop(unstarted: spin, options: options)
+        let prepared = PreparedSpin(spin)
+        let loop = SpinLoop(unstarted: prepared, options: options)
         let states = loop.states
-        loop.core.start(spin: spin)
+        loop.core.start(spin: prepared.spin)
         return (loop, states)
     }
 
-    private init(unstarted spin: Spin<State, Event>, options: SpinOptions) {
-        core = LoopCore(spin: spin, options: options)
+    private init(unstarted prepared: PreparedSpin<State, Event>, options: SpinOptions) {
+        core = LoopCore(spin: prepared.spin, options: options)
+        prepared.connect(to: core)
     }
 
     /// Releasing the last reference stops the loop: it drains what was
@@ -86,6 +90,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     public var isStopped: Bool { core.isStopped }
 
     /// The loop's counters: events reduced and dropped, effect runs started and
-    /// cancelled, late events discarded.
+    /// cancelled, late events discarded, effects dispatched, handled,
+    /// discarded at stop and unhandled.
     public var statistics: LoopStatistics { LoopStatistics(core.counters) }
 }

@@ -1,0 +1,88 @@
+import Dispatch
+
+// How a spin whose reducer has effects (`Reducer(_:effects:)`) gets one
+// effect runtime per loop: the reducer carries a factory, and each loop,
+// when it starts, asks it for a fresh dispatcher, a reduce function that
+// feeds it, and the hooks that connect it to the loop and stop it. A spin
+// with a plain reducer has no factory and runs exactly as before.
+
+/// Builds one loop's effect runtime (see `Reducer.loopEffects`).
+@usableFromInline
+struct LoopEffectsFactory<State, Event>: Sendable {
+    /// Makes a new runtime; the argument is the spin's `executeOn:` queue.
+    let make: @Sendable (_ defaultQueue: DispatchQueue?) -> LoopEffects<State, Event>
+}
+
+/// One loop's effect runtime, as the loop sees it.
+struct LoopEffects<State, Event> {
+    /// The loop's reduce function: reduces, then dispatches the effects.
+    let reduceInPlace: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
+    /// Gives the runtime its way into the loop. Called once, before the
+    /// loop's reducer thread starts.
+    let connect: (LoopPort<Event>) -> Void
+    /// Discards the pending effects and cancels the running handlers. Called
+    /// on the reducer thread when the loop stops, after its last reduction.
+    let stop: @Sendable () -> Void
+}
+
+/// What an effect runtime needs of its loop. It holds no strong reference
+/// to the loop's core (the core holds the runtime, through its reducer).
+struct LoopPort<Event>: Sendable {
+    /// The loop's emit (``EmitResult/stopped`` once the loop is gone).
+    let emit: @Sendable (Event) -> EmitResult
+    /// The loop's error hook.
+    let report: @Sendable (EffectError) -> Void
+    let counters: LoopCounters
+    /// The router's feedback index in `EffectError`s.
+    let feedbackIndex: Int
+}
+
+/// A spin as one loop runs it: for a reducer with effects, a copy whose
+/// reducer feeds this loop's own effect runtime, and with one more feedback,
+/// attached, that stops the runtime when the loop stops.
+struct PreparedSpin<State: Sendable, Event: Sendable> {
+    let spin: Spin<State, Event>
+    private let effects: LoopEffects<State, Event>?
+
+    init(_ spin: Spin<State, Event>) {
+        guard let factory = spin.reducer.loopEffects else {
+            self.spin = spin
+            effects = nil
+            return
+        }
+        let effects = factory.make(spin.executionQueue)
+        let stop = effects.stop
+        let stopper = Feedback<State, Event>(
+            effect: .attached({ _ in AttachedSubscription(cancel: stop) }),
+            queue: nil,
+            strategy: .continueOnNewState)
+        self.spin = Spin(
+            initialState: spin.initialState,
+            feedbacks: spin.feedbacks + [stopper],
+            reducer: Reducer(reduce: spin.reducer.reduce, reduceInPlace: effects.reduceInPlace),
+            executeOn: spin.executionQueue)
+        self.effects = effects
+    }
+
+    /// Connects the effect runtime (if any) to `core`. Before `core.start`.
+    func connect(to core: LoopCore<State, Event>) {
+        guard let effects else { return }
+        let options = core.options
+        let counters = core.counters
+        effects.connect(LoopPort(
+            emit: { [weak core] event in core?.emit(event) ?? .stopped },
+            // As LoopCore.report, without the core: a report may come after
+            // the core is gone (from a handler that failed as the loop ended).
+            report: { error in
+                counters.effectErrors.wrappingIncrement(ordering: .relaxed)
+                if let hook = options.onEffectError {
+                    hook(error)
+                } else {
+                    options.logger.error(
+                        "effect router (feedback \(error.feedbackIndex)): \(String(describing: error.underlying))")
+                }
+            },
+            counters: counters,
+            feedbackIndex: spin.feedbacks.count - 1))
+    }
+}

@@ -1,0 +1,133 @@
+import Dispatch
+import Spindle
+import Testing
+
+// Effects as data, the hard parts: unhandled effects and handler errors go
+// to the error hook, stop discards and cancels, live objects come back.
+
+/// The error a failing handler throws.
+struct HandlerFailure: Error, Equatable {
+    let value: Int
+}
+
+/// Effects that test errors and stop: `.fail(n)` throws for odd `n`;
+/// `.block` holds its route's queue on the latch; `.wait` waits for
+/// cancellation, then tries to emit (the answer is recorded).
+struct TroubleRouter {
+    let latch = Latch()
+    let waiting = Recorder<Bool>()
+    let lateAnswers = Recorder<EmitResult>()
+
+    var router: EffectRouter<TaskEffect, TaskEvent> {
+        let (latch, waiting, lateAnswers) = (latch, waiting, lateAnswers)
+        return workRouter
+            .route({ effect -> Int? in if case .fail(let value) = effect { value } else { nil } }) { value async throws in
+                if value % 2 == 1 { throw HandlerFailure(value: value) }
+                return .done(value)
+            }
+            .route(where: { $0 == .block }) { _ in
+                latch.block()
+                return .done(-1)
+            }
+            .route(where: { $0 == .wait }, emitting: { _, emitter in
+                waiting.append(true)
+                // Not a sleep for synchronisation: it waits for cancellation.
+                try? await Task.sleep(for: .seconds(3_600))
+                lateAnswers.append(emitter.emit(.done(-2)))
+            })
+    }
+}
+
+/// `.request(n)` dispatches one of the trouble effects, chosen by the test.
+@Sendable func troubleNext(_ effects: @escaping @Sendable (Int) -> [TaskEffect]) -> @Sendable (Tally, TaskEvent) -> Next<Tally, TaskEffect> {
+    { state, event in
+        if case .request(let value) = event { return .dispatch(effects(value)) }
+        return tallyNext(state, event)
+    }
+}
+
+extension EffectsAsData {
+@Suite struct EffectRouterStopTests {
+    @Test func anUnhandledEffectIsReportedAndCountedAndTheLoopGoesOn() async {
+        let errors = Recorder<EffectError>()
+        let loop = Spin(initialState: Tally()) {
+            Feedback<Tally, TaskEvent>(effect: { _ in nil })
+            Reducer(troubleNext { _ in [.nobodyHandlesThis, .work(1)] }, effects: workRouter)
+        }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
+        loop.emit(.request(0))
+        #expect(await eventually { errors.count == 1 && loop.state.done == [1] })
+        let error = errors.values.first
+        #expect(error?.feedbackIndex == 1, "the router's index: just after the spin's one feedback")
+        let unhandled = error?.underlying as? UnhandledEffectError
+        #expect(unhandled?.effect as? TaskEffect == .nobodyHandlesThis)
+        loop.emit(.request(0))
+        #expect(await eventually { loop.state.done == [1, 1] })
+        await loop.stop()
+        #expect(errors.count == 2)
+        let statistics = loop.statistics
+        #expect(statistics.unhandledEffects == 2 && statistics.effectErrors == 2)
+        #expect(statistics.effectsDispatched == 4 && statistics.effectsHandled == 2)
+    }
+
+    @Test func aThrowingAsyncHandlerIsReportedAndTheLoopKeepsRunning() async {
+        let errors = Recorder<EffectError>()
+        let loop = Spin(initialState: Tally()) {
+            Reducer(troubleNext { [.fail($0)] }, effects: TroubleRouter().router)
+        }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
+        for value in 0..<10 { loop.emit(.request(value)) }
+        #expect(await eventually { loop.state.done.count == 5 && errors.count == 5 })
+        await loop.stop()
+        #expect(Set(loop.state.done) == [0, 2, 4, 6, 8])
+        let failures = errors.values.compactMap { $0.underlying as? EffectHandlerError }
+        #expect(failures.count == 5)
+        #expect(failures.allSatisfy { $0.routeIndex == 1 && $0.effect is TaskEffect })
+        #expect(Set(failures.compactMap { ($0.underlying as? HandlerFailure)?.value }) == [1, 3, 5, 7, 9])
+        #expect(errors.values.allSatisfy { $0.feedbackIndex == 0 })
+        #expect(loop.statistics.effectErrors == 5)
+    }
+
+    @Test func stopDiscardsPendingEffectsCancelsRunningHandlersAndRejectsLateEvents() async {
+        let trouble = TroubleRouter()
+        // Route 2's queue is held by `.block`; the five `.block`s behind it
+        // are pending at stop. `.wait` runs until cancelled.
+        let loop = Spin(initialState: Tally()) {
+            Reducer(troubleNext { _ in [.wait] + Array(repeating: .block, count: 6) }, effects: trouble.router)
+        }.start()
+        loop.emit(.request(0))
+        #expect(await eventually { trouble.latch.isBlocked && trouble.waiting.count == 1 })
+        let report = await loop.stop()
+        #expect(report.reduced == 1)
+        let statistics = loop.statistics
+        #expect(statistics.effectsDispatched == 7)
+        #expect(statistics.effectsHandled == 2)
+        #expect(statistics.effectsDiscardedAtStop == 5)
+        // The running async handler was cancelled; what it emits is rejected.
+        #expect(await eventually { trouble.lateAnswers.values == [.stopped] })
+        // The blocked sync handler finishes after stop: its event is rejected.
+        trouble.latch.release()
+        #expect(await eventually { loop.statistics.lateEventsDiscarded == 2 })
+        #expect(loop.state.done.isEmpty)
+    }
+
+    @Test func liveObjectsComeBackAfterLoopsWithEffects() async {
+        let baseline = await LiveObjectsBaseline.settle()
+        do {
+            let trouble = TroubleRouter()
+            let spin = Spin(initialState: Tally()) {
+                Feedback<Tally, TaskEvent>(effect: { _ in nil })
+                Reducer(troubleNext { [.work($0), .fail($0 * 2), .wait] }, effects: trouble.router)
+            }
+            for round in 0..<3 {
+                let loop = spin.start(options: SpinOptions(onEffectError: { _ in }))
+                #expect(SpindleLiveObjects.current.effectRouters >= baseline.counts.effectRouters + 1)
+                loop.emit(.request(round))
+                #expect(await eventually { loop.state.done.count == 2 && trouble.waiting.count == round + 1 })
+                #expect(SpindleLiveObjects.current.effectTasks >= baseline.counts.effectTasks + 1)
+                await loop.stop()
+            }
+        }
+        await baseline.expectReturned()
+        #expect(SpindleLiveObjects.current.effectRouters <= baseline.counts.effectRouters)
+    }
+}
+}
