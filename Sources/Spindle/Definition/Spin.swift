@@ -23,7 +23,9 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// serial queue). The reducer always runs on the loop's own thread.
     public let executionQueue: DispatchQueue?
     /// The observers every loop of this spin reports to (see ``observed(by:)``).
-    private(set) var observers: [any SpinObserver<State, Event>]
+    /// Set by ``observed(by:)``, and carried over when the engine rebuilds a
+    /// spin for one loop (see `PreparedSpin`).
+    var observers: [any SpinObserver<State, Event>]
 
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:

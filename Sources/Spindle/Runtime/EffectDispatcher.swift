@@ -148,6 +148,11 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
                 runtime.mailboxes[route].removeAll()
             }
             let tasks = Array(runtime.tasks.values)
+            if let port, let runs = port.runs {
+                for id in runtime.tasks.keys.sorted() {
+                    runs.cancelled(EffectRun(feedbackIndex: port.feedbackIndex, id: id))
+                }
+            }
             runtime.tasks.removeAll()
             return (discarded, tasks)
         }
@@ -163,33 +168,39 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         let port = port!
         while let taken = take(route, port: port) {
             guard !taken.launched, case .sync(let handler) = taken.pending.job else { continue }
-            if let event = handler() { _ = emit(event, port: port) }
+            let event = handler()
+            port.runs?.finished(taken.run)
+            if let event { _ = emit(event, port: port, run: taken.run) }
         }
     }
 
     // Takes the route's next effect, or ends the drain (nil). An async
-    // handler is launched here, under the lock (launched: true).
-    private func take(_ route: Int, port: LoopPort<Event>) -> (pending: Pending, launched: Bool)? {
-        runtime.withLock { runtime -> (pending: Pending, launched: Bool)? in
+    // handler is launched here, under the lock (launched: true). Each
+    // handler run gets a number; observers hear of its start here, and of
+    // an async run's cancellation and end under the same lock, in order.
+    private func take(_ route: Int, port: LoopPort<Event>) -> (pending: Pending, launched: Bool, run: EffectRun)? {
+        runtime.withLock { runtime -> (pending: Pending, launched: Bool, run: EffectRun)? in
             guard !runtime.stopped, let pending = runtime.mailboxes[route].popFirst() else {
                 runtime.mailboxes[route].scheduled = false
                 return nil
             }
             port.counters.effectsHandled.wrappingIncrement(ordering: .relaxed)
-            guard case .async(let body) = pending.job else { return (pending, false) }
             let id = runtime.nextTaskID
             runtime.nextTaskID &+= 1
-            runtime.tasks[id] = launch(body, id: id, effect: pending.effect, route: route, port: port)
-            return (pending, true)
+            let run = EffectRun(feedbackIndex: port.feedbackIndex, id: id)
+            port.runs?.started(run)
+            guard case .async(let body) = pending.job else { return (pending, false, run) }
+            runtime.tasks[id] = launch(body, run: run, effect: pending.effect, route: route, port: port)
+            return (pending, true, run)
         }
     }
 
     // Called under the lock, so the task is registered before it can finish.
     private func launch(
         _ body: @escaping @Sendable (EventEmitter<Event>) async throws -> Void,
-        id: UInt64, effect: Effect, route: Int, port: LoopPort<Event>
+        run: EffectRun, effect: Effect, route: Int, port: LoopPort<Event>
     ) -> Task<Void, Never> {
-        let emitter = EventEmitter<Event> { [self] event in emit(event, port: port) }
+        let emitter = EventEmitter<Event> { [self] event in emit(event, port: port, run: run) }
         LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
         return Task { [self] in
             defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
@@ -198,18 +209,23 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             } catch {
                 if !(error is CancellationError), !Task.isCancelled {
                     let failure = EffectHandlerError(effect: effect, routeIndex: route, underlying: error)
+                    port.runs?.failed(run, failure)
                     port.report(EffectError(feedbackIndex: port.feedbackIndex, underlying: failure))
                 }
             }
-            runtime.withLock { _ = $0.tasks.removeValue(forKey: id) }
+            runtime.withLock { runtime in
+                _ = runtime.tasks.removeValue(forKey: run.id)
+                port.runs?.finished(run)
+            }
         }
     }
 
     // Any thread: a handler's event. After stop it is rejected here (or by
     // the loop, whose gate closed before this runtime stopped).
-    private func emit(_ event: Event, port: LoopPort<Event>) -> EmitResult {
+    private func emit(_ event: Event, port: LoopPort<Event>, run: EffectRun) -> EmitResult {
         if stopped.load(ordering: .acquiring) {
             port.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
+            port.runs?.late(event, run)
             return .stopped
         }
         return port.emit(event)

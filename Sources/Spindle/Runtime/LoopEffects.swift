@@ -33,8 +33,30 @@ struct LoopPort<Event>: Sendable {
     /// The loop's error hook.
     let report: @Sendable (EffectError) -> Void
     let counters: LoopCounters
-    /// The router's feedback index in `EffectError`s.
+    /// The router's feedback index in `EffectError`s and `EffectRun`s.
     let feedbackIndex: Int
+    /// The loop's observers' effect-run callbacks; nil when the spin has no
+    /// observer (see ``SpinObserver``).
+    let runs: RunReports<Event>?
+}
+
+/// The effect-run callbacks of a loop's observers, for an effect runtime
+/// (which knows the event type, not the state type).
+struct RunReports<Event>: Sendable {
+    let started: @Sendable (EffectRun) -> Void
+    let cancelled: @Sendable (EffectRun) -> Void
+    let finished: @Sendable (EffectRun) -> Void
+    let failed: @Sendable (EffectRun, any Error) -> Void
+    let late: @Sendable (Event, EffectRun) -> Void
+
+    init?<State>(_ hub: ObserverHub<State, Event>?) {
+        guard let hub else { return nil }
+        started = { hub.effectStarted($0) }
+        cancelled = { hub.effectCancelled($0) }
+        finished = { hub.effectFinished($0) }
+        failed = { hub.effectFailed($0, error: $1) }
+        late = { hub.lateEventDiscarded($0, from: $1) }
+    }
 }
 
 /// A spin as one loop runs it: for a reducer with effects, a copy whose
@@ -56,11 +78,13 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
             effect: .attached({ _ in AttachedSubscription(cancel: stop) }),
             queue: nil,
             strategy: .continueOnNewState)
-        self.spin = Spin(
+        var prepared = Spin(
             initialState: spin.initialState,
             feedbacks: spin.feedbacks + [stopper],
             reducer: Reducer(reduce: spin.reducer.reduce, reduceInPlace: effects.reduceInPlace),
             executeOn: spin.executionQueue)
+        prepared.observers = spin.observers
+        self.spin = prepared
         self.effects = effects
     }
 
@@ -83,6 +107,7 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
                 }
             },
             counters: counters,
-            feedbackIndex: spin.feedbacks.count - 1))
+            feedbackIndex: spin.feedbacks.count - 1,
+            runs: RunReports(core.hub)))
     }
 }
