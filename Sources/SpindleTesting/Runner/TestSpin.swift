@@ -80,6 +80,8 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// The reducer's routing step, for a reducer with effects; nil otherwise.
     private let routedNext: (@Sendable (State, Event) -> RoutedNext<State, Event>)?
     private let host: EffectHost<State, Event>
+    /// Runs the router's handlers (read by `TestSpin+Effects.swift`);
+    /// thread-safe itself.
     let router: RouterHost<State, Event>
     // protected by lock: every state, and every event reduced.
     private let history: Lock<History>
