@@ -72,6 +72,9 @@ final class RunRecorder: Sendable {
         var runsEnded = 0
         /// Markers the wrapped effect returned to the engine.
         var handedOff = 0
+        /// Steps whose run ended cancelled, ascending: kept sorted as they
+        /// arrive, because cancelled runs end in whatever order their tasks
+        /// notice the cancellation, which the engine does not promise.
         var cancelledSteps: [Int] = []
         var failures: [EffectRunFailure] = []
     }
@@ -93,7 +96,10 @@ final class RunRecorder: Sendable {
         counts.withLock {
             $0.runsEnded += 1
             $0.handedOff += handedOff
-            if cancelled { $0.cancelledSteps.append(step) }
+            if cancelled {
+                let at = $0.cancelledSteps.firstIndex { $0 > step } ?? $0.cancelledSteps.endIndex
+                $0.cancelledSteps.insert(step, at: at)
+            }
             if let error { $0.failures.append(.init(step: step, error: error)) }
         }
     }

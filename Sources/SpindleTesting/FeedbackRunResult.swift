@@ -26,6 +26,10 @@ public struct FeedbackRunResult<Event: Sendable>: Sendable {
     /// The steps whose run was cancelled before it ended: by a newer state
     /// under ``Spindle/ExecutionStrategy/cancelOnNewState``, or by the stop
     /// after a timeout. Synchronous runs are never cancelled.
+    ///
+    /// In ascending order, not the order in which the cancelled runs ended
+    /// (which depends on when each task noticed its cancellation, and is
+    /// not promised), so the list is the same on every run of a test.
     public let cancelledSteps: [Int]
     /// Errors thrown by runs that were not cancelled (other than
     /// `CancellationError`, as the engine reports them).

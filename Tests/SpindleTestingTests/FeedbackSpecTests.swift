@@ -48,6 +48,23 @@ struct Boom: Error {}
         #expect(result.emissions == [.init(step: 2, event: 30)])
     }
 
+    /// Regression: `cancelledSteps` listed the steps in the order their runs
+    /// ended, so the README's `[0, 1]` came out `[1, 0]` when the run for
+    /// step 1 happened to end first. Here it always does: the run for step 0
+    /// lingers 150 ms after its cancellation, the run for step 1 does not.
+    @Test func cancelledStepsAreAscendingWhicheverRunEndsFirstRegression() async {
+        let spec = FeedbackSpec<Int, Int>(effect: { (n: Int) async -> Int? in
+            guard n < 3 else { return n }
+            try? await Task.sleep(for: .seconds(5))  // until a newer state cancels the run
+            if n == 1 { await sleepIgnoringCancellation(milliseconds: 150) }
+            return n
+        }, applying: .cancelOnNewState)
+        let result = await spec.run(states: [1, 2, 3], pacing: .immediately)
+        #expect(result.settled)
+        #expect(result.cancelledSteps == [0, 1])
+        #expect(result.events == [3])
+    }
+
     @Test func continueOnNewStateKeepsEveryRunsEvents() async {
         let spec = FeedbackSpec<Int, Int>(effect: slowAnswer, applying: .continueOnNewState)
         let result = await spec.run(states: [1, 2, 3], pacing: .immediately)

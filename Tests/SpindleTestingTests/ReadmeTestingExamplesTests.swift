@@ -120,7 +120,54 @@ func searchSpin(clock: some Clock<Duration>) -> Spin<Search, SearchEvent> {
     }
 }
 
+// "The deterministic runner", effects as data.
+
+struct Suggest: Equatable, Sendable {
+    var prefix = ""
+    var words: [String] = []
+}
+
+enum SuggestEvent: Equatable, Sendable {
+    case typed(String)
+    case found([String])
+}
+
+enum SuggestEffect: Equatable, Sendable {
+    case lookUp(String)
+}
+
+@Sendable func suggestNext(_ state: Suggest, _ event: SuggestEvent) -> Next<Suggest, SuggestEffect> {
+    switch event {
+    case .typed(let prefix): .next(Suggest(prefix: prefix), effects: [.lookUp(prefix)])
+    case .found(let words): .next(Suggest(prefix: state.prefix, words: words))
+    }
+}
+
+func suggestSpin(clock: some Clock<Duration>) -> Spin<Suggest, SuggestEvent> {
+    let router = EffectRouter<SuggestEffect, SuggestEvent>()
+        .route({ effect -> String? in if case .lookUp(let prefix) = effect { prefix } else { nil } }) { prefix in
+            try await clock.sleep(for: .milliseconds(50))  // stands in for the network
+            return .found(["\(prefix)a", "\(prefix)b"])
+        }
+    return Spin(initialState: Suggest()) {
+        Reducer(suggestNext, effects: router)
+    }
+}
+
 @Suite struct ReadmeRunnerExamplesTests {
+    @Test func typingLooksUpSuggestions() throws {
+        let clock = TestClock()
+        let runner = TestSpin(suggestSpin(clock: clock))
+
+        runner.send(.typed("sw"))
+        #expect(runner.effects(as: SuggestEffect.self) == [.lookUp("sw")])  // its handler sleeps
+        clock.advance(by: .milliseconds(50))  // the handler wakes; .found is reduced
+
+        try runner.expectState(Suggest(prefix: "sw", words: ["swa", "swb"]))
+        #expect(runner.effectLog.startedRuns() == [TestEffectRun(effect: 0, route: 0, state: 1)])
+        #expect(runner.unhandledEffects(as: SuggestEffect.self).isEmpty)
+    }
+
     @Test func typingFastLoadsOnlyTheLastQuery() throws {
         let clock = TestClock()
         let runner = TestSpin(searchSpin(clock: clock))

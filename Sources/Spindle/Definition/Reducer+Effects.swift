@@ -13,7 +13,9 @@ extension Reducer where State: Sendable, Event: Sendable {
     /// ```
     ///
     /// ``reduce`` of this reducer computes the state only (it drops the
-    /// effects): test the effects by calling your `Next` function directly.
+    /// effects). To test the effects, call your `Next` function directly, or
+    /// run the spin with SpindleTesting's `TestSpin`, which routes and runs
+    /// them deterministically.
     ///
     /// > Important: The effects of one reduction are dispatched in the order
     /// > listed, and effects across reductions in reduction order; see
@@ -49,16 +51,21 @@ extension Reducer where State: Sendable, Event: Sendable {
         // A loop never uses this one: it reduces with its own, below, which
         // also dispatches the effects.
         self.reduceInPlace = { state, payload in _ = nextInPlace(&state, payload) }
-        self.loopEffects = LoopEffectsFactory { defaultQueue in
-            let dispatcher = EffectDispatcher(router: router, defaultQueue: defaultQueue)
-            return LoopEffects(
-                reduceInPlace: { state, payload in
-                    let effects = nextInPlace(&state, payload)
-                    if !effects.isEmpty { dispatcher.dispatch(effects) }
-                },
-                connect: dispatcher.connect,
-                stop: dispatcher.stop)
-        }
+        self.loopEffects = LoopEffectsFactory(
+            make: { defaultQueue in
+                let dispatcher = EffectDispatcher(router: router, defaultQueue: defaultQueue)
+                return LoopEffects(
+                    reduceInPlace: { state, payload in
+                        let effects = nextInPlace(&state, payload)
+                        if !effects.isEmpty { dispatcher.dispatch(effects) }
+                    },
+                    connect: dispatcher.connect,
+                    stop: dispatcher.stop)
+            },
+            routed: { state, event in
+                let step = next(state, event)
+                return RoutedNext(state: step.state, effects: step.effects.map(router.routed))
+            })
     }
 
     /// A loop's plain reducer: `reduceInPlace` already dispatches its effects.

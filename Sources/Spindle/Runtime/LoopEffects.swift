@@ -11,6 +11,9 @@ import Dispatch
 struct LoopEffectsFactory<State, Event>: Sendable {
     /// Makes a new runtime; the argument is the spin's `executeOn:` queue.
     let make: @Sendable (_ defaultQueue: DispatchQueue?) -> LoopEffects<State, Event>
+    /// Reduces and routes without a runtime, for SpindleTesting's runner
+    /// (see `Reducer.routedNext`).
+    let routed: @Sendable (State, Event) -> RoutedNext<State, Event>
 }
 
 /// One loop's effect runtime, as the loop sees it.

@@ -14,6 +14,10 @@ import Spindle
 /// ``Spindle/ExecutionStrategy/continueOnNewState`` runs go on. A filtered-out
 /// state starts nothing and cancels nothing.
 ///
+/// The runs of a spin's effect router (see `RouterHost`) go through
+/// `runSync(_:body:)` and `start(_:cancellingPrevious:body:)` too: they
+/// share the log, the pending FIFO and stop, and are never overtaken.
+///
 /// **Thread safety:** `deliver`, `attach`, `drainExecutor` and `stop` from
 /// the runner's caller, one at a time; emitters from any thread. User code
 /// (effects, filters, gears) never runs under the lock.
@@ -41,6 +45,8 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
         var feedbacks: [PerFeedback]
         /// Runs whose task has not ended (cancelled or not).
         var live: [TestEffectRun: LiveRun] = [:]
+        /// The effect router's runs not cancelled and not ended, oldest first.
+        var routerRuns: [TestEffectRun] = []
         var pending: [Pending] = []
         var log: [EffectLogEntry<Event>] = []
         var stopped = false
@@ -70,6 +76,14 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
     /// Runs in flight that wait on something other than the test.
     var unparkedRuns: [TestEffectRun] {
         books.withLock { $0.live.filter { !$0.value.tag.isParked }.keys.sorted(by: Self.runOrder) }
+    }
+
+    /// True once ``stop()`` has begun.
+    var isStopped: Bool { books.withLock { $0.stopped } }
+
+    /// Appends an entry to the log.
+    func record(_ run: TestEffectRun, _ kind: EffectLogEntry<Event>.Kind) {
+        books.withLock { $0.log.append(.init(run: run, kind: kind)) }
     }
 
     /// Takes the oldest pending event.
@@ -104,15 +118,7 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
             let run = TestEffectRun(feedback: feedbackIndex, state: index)
             switch feedback.effect {
             case .sync(let effect):
-                books.withLock { $0.log.append(.init(run: run, kind: .started)) }
-                let event = effect(state)
-                books.withLock { books in
-                    if let event {
-                        books.pending.append(Pending(run: run, event: event))
-                        books.log.append(.init(run: run, kind: .emitted(event)))
-                    }
-                    books.log.append(.init(run: run, kind: .finished))
-                }
+                runSync(run) { effect(state) }
             case .async(let effect):
                 start(run, cancellingPrevious: feedback.strategy == .cancelOnNewState) { emitter in
                     if let event = try await effect(state) { _ = emitter.emit(event) }
@@ -148,6 +154,11 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
             guard !books.stopped else { return ([Task<Void, Never>](), [AttachedSubscription](), [StateSource<State>]()) }
             books.stopped = true
             var tasks: [Task<Void, Never>] = []
+            for run in books.routerRuns {
+                books.log.append(.init(run: run, kind: .cancelled))
+                if let live = books.live[run] { tasks.append(live.task) }
+            }
+            books.routerRuns = []
             for index in books.feedbacks.indices {
                 for run in books.feedbacks[index].current {
                     books.log.append(.init(run: run, kind: .cancelled))
@@ -172,7 +183,24 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
         executor.retire()
     }
 
-    private func start(
+    /// Runs a synchronous effect on the caller's thread: started, then its
+    /// event (if any) queued, then finished.
+    func runSync(_ run: TestEffectRun, body: () -> Event?) {
+        record(run, .started)
+        let event = body()
+        books.withLock { books in
+            if let event {
+                books.pending.append(Pending(run: run, event: event))
+                books.log.append(.init(run: run, kind: .emitted(event)))
+            }
+            books.log.append(.init(run: run, kind: .finished))
+        }
+    }
+
+    /// Starts a run as a task on the executor (nothing after ``stop()``).
+    /// `cancellingPrevious`: the run's feedback uses
+    /// ``Spindle/ExecutionStrategy/cancelOnNewState`` (never for router runs).
+    func start(
         _ run: TestEffectRun,
         cancellingPrevious: Bool,
         body: @escaping @Sendable (EffectEmitter<Event>) async throws -> Void
@@ -208,7 +236,11 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
                 }
             }
             books.live[run] = LiveRun(task: task, tag: tag)
-            books.feedbacks[run.feedback].current.append(run)
+            if run.isEffectRouterRun {
+                books.routerRuns.append(run)
+            } else {
+                books.feedbacks[run.feedback].current.append(run)
+            }
             return cancelled
         }
         for task in cancelled { task.cancel() }  // outside the lock: cancellation handlers run here
@@ -217,7 +249,11 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
     private func ended(_ run: TestEffectRun, failure: (any Error)?) {
         books.withLock { books in
             books.live[run] = nil
-            books.feedbacks[run.feedback].current.removeAll { $0 == run }
+            if run.isEffectRouterRun {
+                books.routerRuns.removeAll { $0 == run }
+            } else {
+                books.feedbacks[run.feedback].current.removeAll { $0 == run }
+            }
             let kind: EffectLogEntry<Event>.Kind = failure.map { .failed($0) } ?? .finished
             books.log.append(.init(run: run, kind: kind))
         }
@@ -237,6 +273,6 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
     }
 
     private static func runOrder(_ lhs: TestEffectRun, _ rhs: TestEffectRun) -> Bool {
-        (lhs.state, lhs.feedback) < (rhs.state, rhs.feedback)
+        (lhs.state, lhs.feedback, lhs.effect ?? -1) < (rhs.state, rhs.feedback, rhs.effect ?? -1)
     }
 }

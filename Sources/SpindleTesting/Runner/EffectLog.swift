@@ -1,23 +1,57 @@
 /// One effect run under a ``TestSpin`` or a ``TestFeedback``: which feedback
-/// ran, for which state.
+/// ran, for which state — or, for a spin whose reducer has effects
+/// (`Reducer(_:effects:)`), which effect the router handled, on which route.
 ///
 /// **Thread safety:** a value type; `Sendable`.
 public struct TestEffectRun: Sendable, Hashable, CustomStringConvertible {
     /// The feedback's index in the spin's feedbacks (declaration order); 0
-    /// for a ``TestFeedback``.
+    /// for a ``TestFeedback``; ``effectRouter`` (-1) for a run of the
+    /// spin's effect router.
     public let feedback: Int
     /// The index of the state that started the run, in the runner's
     /// `states`. A stream feedback's single run, and a gear feedback's
-    /// attachment, start with the first state: 0.
+    /// attachment, start with the first state: 0. For a run of the effect
+    /// router, the state the reduction that dispatched the effect produced.
     public let state: Int
+    /// For a run of the effect router: the effect's index among every
+    /// effect dispatched (see ``TestSpin/effects(as:)``); nil for a
+    /// feedback's run.
+    public let effect: Int?
+    /// For a run of the effect router: the index of the route that claimed
+    /// the effect (0-based, in the order the routes were added); nil for an
+    /// unhandled effect and for a feedback's run.
+    public let route: Int?
 
-    /// Creates a run identifier (for comparisons in tests).
+    /// The ``feedback`` of the effect router's runs: the router is not one
+    /// of the spin's feedbacks.
+    public static let effectRouter = -1
+
+    /// Creates the identifier of a feedback's run (for comparisons in tests).
     public init(feedback: Int, state: Int) {
         self.feedback = feedback
         self.state = state
+        effect = nil
+        route = nil
     }
 
-    public var description: String { "feedback \(feedback) @ state \(state)" }
+    /// Creates the identifier of an effect router's run (for comparisons in
+    /// tests): the handling of effect number `effect`, dispatched by the
+    /// reduction that produced state `state`, by route `route` (nil: no
+    /// route claimed it).
+    public init(effect: Int, route: Int?, state: Int) {
+        feedback = Self.effectRouter
+        self.state = state
+        self.effect = effect
+        self.route = route
+    }
+
+    /// True for a run of the spin's effect router.
+    public var isEffectRouterRun: Bool { effect != nil }
+
+    public var description: String {
+        guard let effect else { return "feedback \(feedback) @ state \(state)" }
+        return "effect \(effect) on \(route.map { "route \($0)" } ?? "no route") @ state \(state)"
+    }
 }
 
 /// What happened to an effect run, in the order it happened.
@@ -27,11 +61,25 @@ public struct TestEffectRun: Sendable, Hashable, CustomStringConvertible {
 /// ``Kind-swift.enum/failed(_:)``. A synchronous run starts, emits and
 /// finishes at once.
 ///
+/// A run of the effect router (``TestEffectRun/isEffectRouterRun``) is
+/// first ``Kind-swift.enum/dispatched(_:)``, then either started as above,
+/// or ``Kind-swift.enum/unhandled`` (no route claims the effect: the run
+/// ends there), or ``Kind-swift.enum/cancelled`` (dispatched after
+/// ``TestSpin/stop()``: it never starts).
+///
 /// **Thread safety:** a value type; `Sendable`.
 public struct EffectLogEntry<Event: Sendable>: Sendable {
     /// The kinds of entries.
     public enum Kind: Sendable {
-        /// The run began (its state passed the feedback's filter).
+        /// The reducer dispatched this effect to the effect router (router
+        /// runs only; always their first entry).
+        case dispatched(any Sendable)
+        /// No route claims the dispatched effect: it is not handled (the
+        /// engine reports an ``Spindle/UnhandledEffectError``). The run's
+        /// last entry.
+        case unhandled
+        /// The run began (its state passed the feedback's filter; or the
+        /// route's handler was called, or its task launched).
         case started
         /// The run emitted an event, which was queued for reduction.
         case emitted(Event)
@@ -45,7 +93,8 @@ public struct EffectLogEntry<Event: Sendable>: Sendable {
         /// or threw anything after it had been cancelled.
         case finished
         /// The run threw an error while not cancelled (the engine reports
-        /// such errors to ``Spindle/SpinOptions/onEffectError``).
+        /// such errors to ``Spindle/SpinOptions/onEffectError``; for a
+        /// router's handler, wrapped in an ``Spindle/EffectHandlerError``).
         case failed(any Error)
     }
 
@@ -58,6 +107,8 @@ public struct EffectLogEntry<Event: Sendable>: Sendable {
 extension EffectLogEntry: CustomStringConvertible {
     public var description: String {
         switch kind {
+        case .dispatched(let effect): "\(run): dispatched \(effect)"
+        case .unhandled: "\(run): unhandled (no route claims it)"
         case .started: "\(run): started"
         case .emitted(let event): "\(run): emitted \(event)"
         case .discarded(let event): "\(run): discarded \(event)"
@@ -78,6 +129,16 @@ extension Array {
     /// The runs that were cancelled, in order.
     public func cancelledRuns<Event>() -> [TestEffectRun] where Element == EffectLogEntry<Event> {
         compactMap { if case .cancelled = $0.kind { $0.run } else { nil } }
+    }
+
+    /// The effect router's runs whose effect no route claimed, in order.
+    public func unhandledRuns<Event>() -> [TestEffectRun] where Element == EffectLogEntry<Event> {
+        compactMap { if case .unhandled = $0.kind { $0.run } else { nil } }
+    }
+
+    /// The runs that threw (while not cancelled), with their errors, in order.
+    public func failures<Event>() -> [(run: TestEffectRun, error: any Error)] where Element == EffectLogEntry<Event> {
+        compactMap { if case .failed(let error) = $0.kind { ($0.run, error) } else { nil } }
     }
 
     /// The events emitted and queued for reduction, in order.

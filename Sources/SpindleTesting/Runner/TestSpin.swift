@@ -31,6 +31,19 @@ import Spindle
 /// - a gear feedback is subscribed to its gear: what the gear propagates is
 ///   emitted, from the propagating thread.
 ///
+/// **Effects as data.** When the spin's reducer has effects
+/// (`Reducer(_:effects:)`), each reduction's effects are dispatched right
+/// after the new state is recorded and before the feedbacks receive it, in
+/// the order the reducer listed them, each to the first route that claims
+/// it, as in the engine. A synchronous handler runs right there, on the
+/// caller's thread; an async or emitting handler runs as a task on the
+/// runner's executor, like an async effect, so a ``TestClock`` drives it.
+/// Handlers are never overtaken by a new state; ``stop()`` cancels them.
+/// An effect no route claims is logged as unhandled (see
+/// ``unhandledEffects(as:)``), never dropped silently, and a handler's
+/// error is logged as failed. ``effects(as:)`` lists every effect
+/// dispatched, handled or not.
+///
 /// Emitted events are not reduced at once: they wait in one FIFO queue
 /// (``pendingEvents``), in the order they were emitted. ``step()`` reduces
 /// the oldest; ``runUntilIdle(timeout:)`` alternates — run every queued
@@ -64,7 +77,12 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     }
 
     private let reducer: Reducer<State, Event>
+    /// The reducer's routing step, for a reducer with effects; nil otherwise.
+    private let routedNext: (@Sendable (State, Event) -> RoutedNext<State, Event>)?
     private let host: EffectHost<State, Event>
+    /// Runs the router's handlers (read by `TestSpin+Effects.swift`);
+    /// thread-safe itself.
+    let router: RouterHost<State, Event>
     // protected by lock: every state, and every event reduced.
     private let history: Lock<History>
     /// The most events ``runUntilIdle(timeout:)`` reduces in one call.
@@ -78,7 +96,9 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     ///     before it gives up (a loop that never stops emitting).
     public init(_ spin: Spin<State, Event>, stepLimit: Int = 10_000) {
         reducer = spin.reducer
+        routedNext = spin.reducer.routedNext
         host = EffectHost(feedbacks: spin.feedbacks)
+        router = RouterHost(host: host)
         history = Lock(History(states: [spin.initialState]))
         self.stepLimit = stepLimit
         host.setOwner(self)
@@ -105,8 +125,9 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// The runs whose task has not ended yet (cancelled ones included).
     public var activeRuns: [TestEffectRun] { host.liveRuns }
 
-    /// Reduces `event` at once, delivers the new state to every feedback,
-    /// and runs the queued jobs until none is left (so new runs go as far as
+    /// Reduces `event` at once, dispatches the reduction's effects (a
+    /// reducer with effects), delivers the new state to every feedback, and
+    /// runs the queued jobs until none is left (so new runs go as far as
     /// they can, and overtaken runs end). Emitted events are queued, not
     /// reduced.
     /// - Returns: the new state.
@@ -160,10 +181,11 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// Stops the spin as the engine's stop does: cancels every run (logged
-    /// as cancelled), detaches gears, lets the cancelled runs end, and
-    /// discards whatever is emitted afterwards. Pending events are left as
-    /// they are. Called when the runner goes away.
+    /// Stops the spin as the engine's stop does: cancels every run, effect
+    /// handlers included (logged as cancelled), detaches gears, lets the
+    /// cancelled runs end, and discards whatever is emitted afterwards.
+    /// Pending events are left as they are; effects dispatched afterwards
+    /// are logged as cancelled, not run. Called when the runner goes away.
     public func stop() {
         host.stop()
     }
@@ -171,12 +193,21 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     @discardableResult
     private func reduce(_ event: Event) -> State {
         let current = state
-        let next = reducer.reduce(current, event)
+        let next: State
+        var effects: [RoutedEffect<Event>] = []
+        if let routedNext {
+            let step = routedNext(current, event)
+            next = step.state ?? current
+            effects = step.effects
+        } else {
+            next = reducer.reduce(current, event)
+        }
         let index = history.withLock { history -> Int in
             history.states.append(next)
             history.events.append(event)
             return history.states.count - 1
         }
+        if !effects.isEmpty { router.dispatch(effects, state: index) }
         host.deliver(next, index: index)
         host.drainExecutor()
         return next
