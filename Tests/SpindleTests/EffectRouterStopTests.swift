@@ -118,11 +118,13 @@ extension EffectsAsData {
                 Reducer(troubleNext { [.work($0), .fail($0 * 2), .wait] }, effects: trouble.router)
             }
             for round in 0..<3 {
+                // No "count went up" checks here: other suites run loops in
+                // parallel, and their objects ending makes such checks flaky
+                // (seen: effectTasks 3 < baseline 3 + 1). The waiting handler
+                // below is a live task; what matters is that all come back.
                 let loop = spin.start(options: SpinOptions(onEffectError: { _ in }))
-                #expect(SpindleLiveObjects.current.effectRouters >= baseline.counts.effectRouters + 1)
                 loop.emit(.request(round))
                 #expect(await eventually { loop.state.done.count == 2 && trouble.waiting.count == round + 1 })
-                #expect(SpindleLiveObjects.current.effectTasks >= baseline.counts.effectTasks + 1)
                 await loop.stop()
             }
         }
