@@ -39,6 +39,17 @@ struct RawFIFO<Element>: ~Copyable {
         count &+= 1
     }
 
+    /// Appends a copy of each element of `elements`, in order.
+    ///
+    /// Indexes the buffer by address: a `for … in` over an
+    /// `UnsafeBufferPointer<Element>` asks the runtime for its iterator's
+    /// generic metadata on every call when `Element` is not known statically.
+    /// - Complexity: amortized O(n).
+    mutating func append(copying elements: UnsafeBufferPointer<Element>) {
+        guard let base = elements.baseAddress else { return }
+        for index in 0..<elements.count { append((base + index).pointee) }
+    }
+
     /// Removes and returns the front element.
     /// - Precondition: not empty.
     /// - Complexity: O(1).

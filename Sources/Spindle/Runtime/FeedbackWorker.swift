@@ -38,6 +38,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // Unpacked once, so the reducer thread's inline path touches no generic
     // enum (see RawFIFO on generic metadata costs).
     private let inlineEffect: (@Sendable (State) -> Event?)?
+    /// The synchronous effect of a feedback drained on its queue, unpacked
+    /// for the same reason: a `switch` over the generic `Feedback.Effect`
+    /// asked the runtime for the enum's metadata on every state (~10% of a
+    /// feedback-loop profile). nil for the other forms.
+    private let queuedSyncEffect: (@Sendable (State) -> Event?)?
     private let filter: (@Sendable (State) -> Bool)?
     // protected by lock: states waiting for the drain, and the drain flag.
     private let mailbox = Lock(Mailbox())
@@ -70,10 +75,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         self.core = core
         self.idleSpins = core.options.feedbackSpinsBeforeIdle
         self.filter = feedback.filter
-        if case .sync(let effect) = feedback.effect, feedback.runsOnReducerThread {
-            inlineEffect = effect
+        if case .sync(let effect) = feedback.effect {
+            (inlineEffect, queuedSyncEffect) = feedback.runsOnReducerThread ? (effect, nil) : (nil, effect)
         } else {
-            inlineEffect = nil
+            (inlineEffect, queuedSyncEffect) = (nil, nil)
         }
         if case .stream = feedback.effect {
             let (states, input) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
@@ -106,7 +111,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     func deliver(_ states: UnsafeBufferPointer<State>) {
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
-            for state in states { mailbox.pending.append(state) }
+            mailbox.pending.append(copying: states)
             if mailbox.scheduled { return false }
             mailbox.scheduled = true
             return true
@@ -199,7 +204,16 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     private func handle(_ state: State) {
-        if let filter = feedback.filter, !filter(state) { return }
+        if let filter, !filter(state) { return }
+        if let effect = queuedSyncEffect {
+            // Earlier runs already returned: they ran on this serial drain.
+            if let hub = core.hub {
+                runSyncObserved(effect, state, hub: hub)
+            } else if let event = effect(state) {
+                core.emitFromEffect(event)
+            }
+            return
+        }
         switch feedback.effect {
         case .sync(let effect):
             // Earlier runs already returned: they ran on this serial drain.

@@ -58,8 +58,15 @@ extension LoopCore {
                 continue
             }
             formationPauses = 8
-            lockFreeQueue?.flushFinishedNodes()
-            parker.wait(spins: options.spinsBeforeParking) { [closed, observers] in
+            // Finished nodes go back to the pool in chains of 64 or more;
+            // the rest only before the thread sleeps. Flushing each time the
+            // queue ran dry pushed a node or two per round trip in
+            // feedback-loop, bouncing the free list's line between the
+            // reducer and the feedback's emits.
+            parker.wait(
+                spins: options.spinsBeforeParking,
+                beforeSleep: { lockFreeQueue?.flushFinishedNodes() }
+            ) { [closed, observers] in
                 !queueIsEmpty || closed.load(ordering: .relaxed)
                     || observers.hasPending.load(ordering: .relaxed)
             }

@@ -20,8 +20,13 @@ final class Parker: Sendable {
     /// Spins up to `spins` times while `condition` is false, then sleeps until
     /// notified or `timeoutNanoseconds` pass (0 = no timeout). Returns as soon
     /// as `condition` holds; may also return on a timeout or a spurious wake.
+    /// `beforeSleep` runs once, when the spinning is over and the thread is
+    /// about to sleep (before its last check of `condition`).
     @inline(__always)
-    func wait(spins: Int, timeoutNanoseconds: UInt64 = 0, until condition: () -> Bool) {
+    func wait(
+        spins: Int, timeoutNanoseconds: UInt64 = 0,
+        beforeSleep: () -> Void = {}, until condition: () -> Bool
+    ) {
         // Exponential backoff between checks (1, 2, 4, 8 pauses; ~17 ns each): checking
         // reads lines that producers write (a queue's tail), and every read
         // steals the line back from them; polling less often lets a producer
@@ -34,6 +39,7 @@ final class Parker: Sendable {
             spun += gap
             if gap < 8 { gap <<= 1 }
         }
+        beforeSleep()
         let key = spindle_parker_prepare(raw)
         if condition() {
             spindle_parker_cancel(raw, key)
