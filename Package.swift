@@ -59,6 +59,7 @@ let package = Package(
             name: "benchmarks",
             dependencies: [
                 "Spindle",
+                "CSpindle",  // the queue-ceiling probe drives the C queue directly
                 "CMallocCounter",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),

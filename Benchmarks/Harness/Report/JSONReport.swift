@@ -64,6 +64,8 @@ enum JSONReport {
             case counters, date, command
             case loadAverage = "load_average"
             case crossCoreRoundTrip = "cross_core_round_trip_ns"
+            case queueCeilingEager = "c_queue_alone_eager_events_per_second"
+            case queueCeilingBatched = "c_queue_alone_batched_events_per_second"
             case repetitionSamples = "repetition_samples"
         }
 
@@ -92,6 +94,8 @@ enum JSONReport {
             try container.encode(context.command, forKey: .command)
             try container.encode(context.loadAverage, forKey: .loadAverage)
             try container.encode(context.crossCoreRoundTripNanoseconds, forKey: .crossCoreRoundTrip)
+            try container.encode(context.queueCeiling.eagerEventsPerSecond, forKey: .queueCeilingEager)
+            try container.encode(context.queueCeiling.batchedEventsPerSecond, forKey: .queueCeilingBatched)
             try container.encode(row.samples.map(Repetition.init), forKey: .repetitionSamples)
         }
     }

@@ -7,7 +7,7 @@ enum MarkdownReport {
             "| " + cells.map { $0.replacingOccurrences(of: "|", with: "\\|") }.joined(separator: " | ") + " |"
         }
         let alignment = ResultTable.header.indices.map { ResultTable.numeric.contains($0) ? "---:" : "---" }
-        var text = "Measured \(context.dateText) with `\(context.command)` on \(context.machine); median of \(context.repetitions) repetition\(context.repetitions == 1 ? "" : "s")"
+        var text = "Measured \(context.dateText) with `\(context.command)` on \(context.machine); \(context.ceilings); median of \(context.repetitions) repetition\(context.repetitions == 1 ? "" : "s")"
         text += context.quick ? " at --quick sizes (a smoke run, not for comparison).\n\n" : ".\n\n"
         text += line(ResultTable.header) + "\n" + line(alignment) + "\n"
         for cells in table.rows {

@@ -16,6 +16,9 @@ struct RunContext: Sendable {
     /// Two threads bouncing one value between two cache lines: the floor of
     /// any thread-to-thread round trip here (see CrossCoreProbe).
     let crossCoreRoundTripNanoseconds: Double
+    /// The C wait-free queue alone, one producer to one consumer (see
+    /// QueueCeilingProbe): the ceiling of `reduce-1p` on `lockfree`.
+    let queueCeiling: QueueCeilingProbe.Result
 
     init(command: String, repetitions: Int, quick: Bool) {
         date = Date()
@@ -28,6 +31,7 @@ struct RunContext: Sendable {
         loadAverage = (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))
             .flatMap { $0.split(separator: " ").first }.flatMap { Double($0) }
         crossCoreRoundTripNanoseconds = CrossCoreProbe.roundTripNanoseconds()
+        queueCeiling = QueueCeilingProbe.measure()
     }
 
     /// "2026-11-21 14:03 UTC"
@@ -45,10 +49,16 @@ struct RunContext: Sendable {
             + String(format: ", cross-core round trip %.0f ns", crossCoreRoundTripNanoseconds)
     }
 
+    /// "the C queue alone: 11.2 M/s eager, 14.1 M/s batched"
+    var ceilings: String {
+        String(format: "the lockfree engine's C queue alone, 1 producer → 1 consumer: %.1f M/s eager, %.1f M/s batched",
+               queueCeiling.eagerEventsPerSecond / 1e6, queueCeiling.batchedEventsPerSecond / 1e6)
+    }
+
     var title: String { "Spindle benchmarks — \(dateText)" }
 
     var subtitle: String {
-        "\(command)\n\(machine); median of \(repetitions) repetition\(repetitions == 1 ? "" : "s")"
+        "\(command)\n\(machine); \(ceilings); median of \(repetitions) repetition\(repetitions == 1 ? "" : "s")"
             + (quick ? " (--quick: smoke sizes, not for comparison)" : "")
     }
 
