@@ -28,6 +28,8 @@ struct SpinObserverTests {
         }
         #expect(reductions == Array(1...2_000))
         #expect(expected == loop.state)
+        // One producer: accepted in the order emitted.
+        #expect(observer.accepted == Array(1...2_000))
         // Batches account for every reduction, and each follows its events.
         let batches = heard.compactMap { item -> (Int, Int)? in
             if case .batch(let events, let total) = item { (events, total) } else { nil }
@@ -46,6 +48,7 @@ struct SpinObserverTests {
         await loop.stop()
         let heard = observer.heard
         #expect(!heard.contains { if case .reduced = $0 { true } else { false } })
+        #expect(observer.accepted.isEmpty)
         let total = heard.reduce(0) { sum, item in
             if case .batch(let events, _) = item { sum + events } else { sum }
         }

@@ -22,6 +22,10 @@ enum Heard<State: Sendable & Equatable, Event: Sendable & Equatable>: Sendable, 
 final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equatable>: SpinObserver, Sendable {
     private let log = Lock<[Heard<State, Event>]>([])
     private let reducerThreads = Lock<Set<String>>([])
+    // Apart from `log`: accepts come from the emitting threads, in no fixed
+    // order with the reducer thread's callbacks.
+    private let acceptedLog = Lock<[Event]>([])
+    var accepted: [Event] { acceptedLog.withLock { $0 } }
     let observesEachEvent: Bool
 
     init(eachEvent: Bool = true) { observesEachEvent = eachEvent }
@@ -45,6 +49,7 @@ final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equ
     func batchReduced(_ batch: ReductionBatch) {
         add(.batch(events: batch.events, total: batch.totalReduced), onReducer: true)
     }
+    func eventAccepted(_ event: Event) { acceptedLog.withLock { $0.append(event) } }
     func eventDropped(_ event: Event) { add(.dropped(event)) }
     func eventRejected(_ event: Event) { add(.rejected(event)) }
     func eventDiscardedAtStop(_ event: Event) { add(.discardedAtStop(event), onReducer: true) }

@@ -19,6 +19,7 @@ final class CheckingObserver: SpinObserver, @unchecked Sendable {
     private(set) var batchTotal = 0
     private(set) var stopped: StopReport?
     let rejected = Counter()
+    let acceptedReports = Counter()
     private struct Runs {
         var started = Set<EffectRun>()
         var cancelled = Set<EffectRun>()
@@ -42,6 +43,7 @@ final class CheckingObserver: SpinObserver, @unchecked Sendable {
     func batchReduced(_ batch: ReductionBatch) { batchTotal += batch.events }
     func loopStopped(_ report: StopReport) { stopped = report }
     func eventRejected(_ event: Stamped) { _ = rejected.add() }
+    func eventAccepted(_ event: Stamped) { if event.producer >= 0 { _ = acceptedReports.add() } }
 
     func effectStarted(_ run: EffectRun) { runs.withLock { _ = $0.started.insert(run) } }
     func effectCancelled(_ run: EffectRun) {
@@ -108,6 +110,7 @@ extension StressSuite {
                 let refused = tallies.values.map(\.stopped).reduce(0, +)
                 #expect(accepted + refused == producers * perProducer)
                 #expect(observer.checker.reduced == accepted, "every accepted producer event reported once")
+                #expect(observer.acceptedReports.current == accepted, "every accept reported once")
                 #expect(observer.checker.outOfOrder == 0)
                 #expect(observer.checker.gaps == 0)
                 #expect(observer.reductionGaps == 0)

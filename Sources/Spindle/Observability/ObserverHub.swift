@@ -26,6 +26,10 @@ final class ObserverHub<State: Sendable, Event: Sendable>: Sendable {
         for observer in perEvent { observer.eventReduced(event, newState: newState, reduction: reduction) }
     }
 
+    func eventAccepted(_ event: Event) {
+        for observer in perEvent { observer.eventAccepted(event) }
+    }
+
     func batchReduced(_ batch: ReductionBatch) {
         for observer in all { observer.batchReduced(batch) }
     }

@@ -29,7 +29,8 @@
 ///   ``eventReduced(_:newState:reduction:)``, ``batchReduced(_:)``,
 ///   ``eventDiscardedAtStop(_:)`` and ``loopStopped(_:)``, in that order of
 ///   life, never concurrently with each other;
-/// - the emitting thread: ``eventDropped(_:)`` and ``eventRejected(_:)``;
+/// - the emitting thread: ``eventAccepted(_:)``, ``eventDropped(_:)`` and
+///   ``eventRejected(_:)``;
 /// - a feedback's queue, an effect's task or the reducer thread (inline
 ///   feedbacks): the effect callbacks.
 ///
@@ -56,6 +57,13 @@ public protocol SpinObserver<State, Event>: Sendable {
     /// these events through the reducer from the initial state gives these
     /// states again.
     func eventReduced(_ event: Event, newState: State, reduction: Int)
+
+    /// `emit` accepted `event`: it is in the queue and will be reduced (or
+    /// discarded by a discarding stop). The emitting thread, right after the
+    /// enqueue, so events of different producers may be reported in another
+    /// order than they are reduced. Called only when ``observesEachEvent``
+    /// is true.
+    func eventAccepted(_ event: Event)
 
     /// The reducer finished a batch (its state is published and its states
     /// are on their way to feedbacks). Reducer thread.
@@ -101,6 +109,7 @@ extension SpinObserver {
     public var observesEachEvent: Bool { true }
     public func loopStarted(initialState: State) {}
     public func eventReduced(_ event: Event, newState: State, reduction: Int) {}
+    public func eventAccepted(_ event: Event) {}
     public func batchReduced(_ batch: ReductionBatch) {}
     public func eventDropped(_ event: Event) {}
     public func eventRejected(_ event: Event) {}

@@ -189,12 +189,19 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         }
         if tryEnqueueAndNotify(event) {
             spindle_gate_exit()
-            if hub != nil { acceptedCount.wrappingIncrement(ordering: .relaxed) }
+            if let hub { accepted(event, hub: hub) }
             return .accepted
         }
         let result = overflow(event)
         spindle_gate_exit()
         return result
+    }
+
+    // An observed loop's accepted event: counted for the queue depth, and
+    // reported to the per-event observers.
+    private func accepted(_ event: Event, hub: ObserverHub<State, Event>) {
+        acceptedCount.wrappingIncrement(ordering: .relaxed)
+        if hub.wantsEachEvent { hub.eventAccepted(event) }
     }
 
     private func rejectAfterStop(_ event: Event) -> EmitResult {
@@ -215,7 +222,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     private func emitOnReducerThread(_ event: Event) -> EmitResult {
         if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
         reentrant.append(event)
-        if hub != nil { acceptedCount.wrappingIncrement(ordering: .relaxed) }
+        if let hub { accepted(event, hub: hub) }
         return .accepted
     }
 
@@ -244,7 +251,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
                 if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
                 if ring.tryEnqueue(event) {
                     parker.notifyAfterRMW()
-                    if hub != nil { acceptedCount.wrappingIncrement(ordering: .relaxed) }
+                    if let hub { accepted(event, hub: hub) }
                     return .accepted
                 }
             }
