@@ -19,6 +19,36 @@ func sleepIgnoringCancellation(milliseconds: Int) async {
 
 struct Boom: Error {}
 
+/// A door that opens once: `wait` returns once `open` has been called,
+/// whether before or after (cancellation does not end the wait).
+final class OpenOnce: Sendable {
+    private struct Door {
+        var isOpen = false
+        var waiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    private let door = Lock(Door())
+
+    func open() {
+        let waiters = door.withLock { door in
+            door.isOpen = true
+            defer { door.waiters = [] }
+            return door.waiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    func wait() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isOpen = door.withLock { door in
+                if !door.isOpen { door.waiters.append(continuation) }
+                return door.isOpen
+            }
+            if isOpen { continuation.resume() }
+        }
+    }
+}
+
 @Suite struct FeedbackSpecTests {
     @Test func aSyncEffectIsRunOncePerStateInOrder() async {
         let result = await FeedbackSpec<Levels, LevelsEvent>(effect: leftEffect).run(states: [
@@ -39,7 +69,19 @@ struct Boom: Error {}
 
     @Test(arguments: [FeedbackSpec<Int, Int>.Pacing.immediately, .every(.milliseconds(10))])
     func cancelOnNewStateDiscardsTheOvertakenRunsEvents(pacing: FeedbackSpec<Int, Int>.Pacing) async {
-        let spec = FeedbackSpec<Int, Int>(effect: slowAnswer, applying: .cancelOnNewState)
+        // The runs for states 1 and 2 answer only once the run for state 3
+        // has started, so after their cancellation however slowly the
+        // machine runs (a 100 ms sleep against 10 ms pacing failed under
+        // load: run 0 answered before state 2 arrived).
+        let lastRunStarted = OpenOnce()
+        let spec = FeedbackSpec<Int, Int>(effect: { (n: Int) async -> Int? in
+            if n == 3 {
+                lastRunStarted.open()
+            } else {
+                await lastRunStarted.wait()  // ignores cancellation
+            }
+            return n * 10
+        }, applying: .cancelOnNewState)
         let result = await spec.run(states: [1, 2, 3], pacing: pacing)
         #expect(result.settled)
         #expect(result.runSteps == [0, 1, 2])
