@@ -28,7 +28,7 @@ import Spindle
 ///
 /// > Important: The observer does not ask for each event
 /// > (``SpinObserver/observesEachEvent`` is false): the reducer thread pays
-/// > a clock read and a few metric updates per batch, not per event. The
+/// > two clock reads and a few metric updates per batch, not per event. The
 /// > timer records a per-batch mean: it shows how the reducer's cost moves,
 /// > not the spread of single reductions.
 ///

@@ -58,7 +58,34 @@ enum ReduceScenario {
                 """,
             defaultEvents: 2_000_000,
             quickEvents: 200_000,
-            measure: { run in try await measure(run, producers: producers) })
+            measure: { run in try await measure(run, producers: producers, observer: nil) })
+    }
+
+    /// `reduce-1p-observed`: `reduce-1p` with a batch-level `SpinObserver`
+    /// installed (`observesEachEvent` false, as the metrics observer): the
+    /// cost of the hook when present. `reduce-1p` itself has no observer,
+    /// which is the hook's absent case.
+    static func makeObserved() -> Scenario {
+        Scenario(
+            name: "reduce-1p-observed",
+            producers: 1,
+            description: """
+                reduce-1p with a SpinObserver installed that counts events per batch \
+                (observesEachEvent false, like MetricsObserver): what the observer hook costs \
+                when present. The observer's total must equal N.
+                """,
+            defaultEvents: 2_000_000,
+            quickEvents: 200_000,
+            measure: { run in try await measure(run, producers: 1, observer: BatchCounter()) })
+    }
+
+    /// Counts the events of each batch the reducer reports.
+    private final class BatchCounter: SpinObserver {
+        typealias State = ProducerCursors
+        typealias Event = ProducerEvent
+        let events = Atomic<Int>(0)
+        var observesEachEvent: Bool { false }
+        func batchReduced(_ batch: ReductionBatch) { events.add(batch.events, ordering: .relaxed) }
     }
 
     private static let reducer = Reducer<ProducerCursors, ProducerEvent> { state, event in
@@ -73,10 +100,12 @@ enum ReduceScenario {
         let accepted = Atomic<Int>(0)
     }
 
-    private static func measure(_ run: ScenarioRun, producers: Int) async throws -> Sample {
+    private static func measure(_ run: ScenarioRun, producers: Int, observer: BatchCounter?) async throws -> Sample {
         let perProducer = max(1, run.events / producers)
         let total = perProducer * producers
-        let loop = Spin(initialState: ProducerCursors(), feedbacks: [], reducer: reducer).start(options: run.options)
+        var spin = Spin(initialState: ProducerCursors(), feedbacks: [], reducer: reducer)
+        if let observer { spin = spin.observed(by: observer) }
+        let loop = spin.start(options: run.options)
         let tally = Tally()
         let threads = ProducerThreads(count: producers, name: "producer") { index in
             var accepted = 0
@@ -100,6 +129,10 @@ enum ReduceScenario {
         try expect(report.reduced == accepted, "reduced \(report.reduced) but accepted \(accepted)", in: run)
         try expect(final.reduced == accepted, "the reducer saw \(final.reduced) of \(accepted) events", in: run)
         try expect(final.violations == 0, "\(final.violations) events out of their producer's order", in: run)
+        if let observer {
+            let observed = observer.events.load(ordering: .relaxed)
+            try expect(observed == accepted, "the observer counted \(observed) of \(accepted) events", in: run)
+        }
         for producer in 0..<producers {
             try expect(final.expected(from: producer) == UInt32(perProducer),
                        "producer \(producer): last in-order sequence \(final.expected(from: producer)) of \(perProducer)",

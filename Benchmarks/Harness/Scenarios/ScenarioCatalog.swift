@@ -5,6 +5,7 @@ enum ScenarioCatalog {
         ReduceScenario.make(producers: 2),
         ReduceScenario.make(producers: 4),
         ReduceScenario.make(producers: 8),
+        ReduceScenario.makeObserved(),
         FeedbackLoopScenario.make(inline: false),
         FeedbackLoopScenario.make(inline: true),
         LevelsScenario.scenario,

@@ -25,7 +25,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// The observers every loop of this spin reports to (see ``observed(by:)``).
     /// Set by ``observed(by:)``, and carried over when the engine rebuilds a
     /// spin for one loop (see `PreparedSpin`).
-    var observers: [any SpinObserver<State, Event>]
+    var observers: [ObserverCalls<State, Event>]
 
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:
@@ -63,7 +63,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// - Returns: a spin equal to this one, observed.
     public func observed(by observer: some SpinObserver<State, Event>) -> Spin {
         var copy = self
-        copy.observers.append(observer)
+        copy.observers.append(ObserverCalls(observer))
         return copy
     }
 
