@@ -84,21 +84,30 @@ let package = Package(
         ),
         // Record a loop's reductions as JSON Lines and replay them (Foundation).
         .target(name: "SpindleReplay", dependencies: ["Spindle"]),
-        .testTarget(name: "SpindleTests", dependencies: ["Spindle"]),
-        .testTarget(name: "SpindleTestingTests", dependencies: ["SpindleTesting", "Spindle"]),
+        // Helpers shared by the test targets: locks, recorders, waiting,
+        // threads. Not a product.
+        .target(name: "SpindleTestSupport", path: "Tests/SpindleTestSupport"),
+        // The README's levels types for the test targets that use them as a
+        // fixture (SpindleTests mirrors the README's own snippet instead).
+        .target(name: "SpindleLevelsFixture", path: "Tests/SpindleLevelsFixture"),
+        .testTarget(name: "SpindleTests", dependencies: ["Spindle", "SpindleTestSupport"]),
+        .testTarget(
+            name: "SpindleTestingTests",
+            dependencies: ["SpindleTesting", "Spindle", "SpindleTestSupport", "SpindleLevelsFixture"]
+        ),
         .testTarget(
             name: "SpindleObservabilityTests",
             dependencies: [
-                "Spindle", "SpindleMetrics", "SpindleReplay",
+                "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport", "SpindleLevelsFixture",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
-        .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", openCombine]),
+        .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", "SpindleTestSupport", openCombine]),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.
-        .testTarget(name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle"]),
+        .testTarget(name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle", "SpindleTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -7,6 +7,7 @@ import Dispatch
 import Spindle
 import SpindleCombine
 import Testing
+import SpindleTestSupport
 
 // ObservableSpin (Spin's SwiftUISpin), published on a private serial queue
 // (the main queue runs work only while the main thread serves it; the last

@@ -7,6 +7,7 @@ import Dispatch
 import Spindle
 import SpindleCombine
 import Testing
+import SpindleTestSupport
 
 // Feedbacks whose effects return publishers: the state form (one
 // subscription per state) under both strategies, the filter and lens forms,

@@ -2,6 +2,7 @@ import Dispatch
 import Spindle
 import SpindleCombine  // and no Combine/OpenCombine import: the re-export is part of what this checks
 import Testing
+import SpindleTestSupport
 
 // Every ```swift snippet of README.md's "Using Spindle with Combine/OpenCombine",
 // as literally as possible, run and checked against what the README says.

@@ -7,6 +7,7 @@ import Dispatch
 import Spindle
 import SpindleCombine
 import Testing
+import SpindleTestSupport
 
 // Spin's start operators: AnyPublisher.stream(from:) and AnyPublisher.start(spin:).
 

@@ -6,38 +6,7 @@ import OpenCombine
 import Dispatch
 import Foundation
 import Spindle
-
-/// A value behind an `NSLock` (pthread-based, so Thread Sanitizer sees it).
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
-/// A thread-safe list that tests append to from effects, sinks and queues.
-final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Locked<[Value]>([])
-    func append(_ value: Value) { storage.withLock { $0.append(value) } }
-    var values: [Value] { storage.withLock { $0 } }
-    var count: Int { storage.withLock { $0.count } }
-}
-
-/// Polls `condition` every millisecond until it holds or `seconds` pass.
-/// - Returns: whether it held.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 1_000_000)
-    }
-    return condition()
-}
+import SpindleTestSupport
 
 /// Runs `body` on `queue` and returns its result, without blocking a Swift
 /// concurrency thread.

@@ -1,6 +1,7 @@
 import Dispatch
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// Observers on spins whose reducer returns effects as data (`Next` and an
 /// `EffectRouter`): the loop runs a rebuilt spin, and its observers must

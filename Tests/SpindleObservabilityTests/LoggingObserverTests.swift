@@ -1,6 +1,7 @@
 import Logging
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// A swift-log handler that keeps every message.
 struct CapturingLogHandler: LogHandler {

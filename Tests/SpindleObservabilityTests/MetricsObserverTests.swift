@@ -3,6 +3,7 @@ import MetricsTestKit
 import Spindle
 import SpindleMetrics
 import Testing
+import SpindleTestSupport
 
 @Suite("MetricsObserver (swift-metrics)")
 struct MetricsObserverTests {

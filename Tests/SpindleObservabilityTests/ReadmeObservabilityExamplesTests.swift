@@ -4,37 +4,13 @@ import MetricsTestKit
 import Spindle
 import SpindleMetrics
 import SpindleReplay
+import SpindleLevelsFixture
+import SpindleTestSupport
 import Testing
 
 // The README's "Observing a loop" and "Record and replay" snippets, compiled
-// and run. The levels types are the README's, made Codable for recording.
-
-struct Levels: Equatable, Sendable, Codable {
-    var left: Int
-    var right: Int
-}
-
-enum LevelsEvent: Equatable, Sendable, Codable {
-    case increaseLeft
-    case decreaseRight
-}
-
-@Sendable func levelsReducer(_ state: Levels, _ event: LevelsEvent) -> Levels {
-    var state = state
-    switch event {
-    case .increaseLeft: state.left += 1
-    case .decreaseRight: state.right -= 1
-    }
-    return state
-}
-
-@Sendable func leftEffect(_ state: Levels) -> LevelsEvent? {
-    state.left < state.right ? .increaseLeft : nil
-}
-
-@Sendable func rightEffect(_ state: Levels) -> LevelsEvent? {
-    state.left < state.right ? .decreaseRight : nil
-}
+// and run. The levels types are the README's (SpindleLevelsFixture's, Codable
+// for recording).
 
 let spin = Spin(initialState: Levels(left: 0, right: 10)) {
     Feedback(effect: leftEffect)

@@ -3,6 +3,7 @@ import Foundation
 import Spindle
 import SpindleReplay
 import Testing
+import SpindleTestSupport
 
 /// A state whose value depends on the order of every event: replaying in
 /// another order gives another digest.

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 @Suite("SpinObserver: the loop observer hook")
 struct SpinObserverTests {

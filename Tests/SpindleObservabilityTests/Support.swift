@@ -61,31 +61,6 @@ final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equ
     func loopStopped(_ report: StopReport) { add(.stopped(report), onReducer: true) }
 }
 
-/// Polls `condition` every millisecond until it holds or `seconds` pass.
-func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 1_000_000)
-    }
-    return condition()
-}
-
-/// Runs `body` on `count` separate OS threads at once, and waits for all.
-func onThreads(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) async {
-    let group = DispatchGroup()
-    for index in 0..<count {
-        group.enter()
-        Thread {
-            body(index)
-            group.leave()
-        }.start()
-    }
-    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-        group.notify(queue: .global()) { continuation.resume() }
-    }
-}
-
 /// A test error with a name.
 struct Boom: Error, CustomStringConvertible {
     var description: String { "boom" }

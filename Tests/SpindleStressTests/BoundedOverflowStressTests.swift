@@ -1,6 +1,7 @@
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// Events of the bounded-ring tests: producer items, echoes emitted by an
 /// inline feedback on the reducer thread, and answers from a feedback on a

@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// Ticks start effect runs; answers carry the state of the run that made
 /// them and whether that run had already seen its cancellation.

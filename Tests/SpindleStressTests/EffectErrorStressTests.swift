@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// What an effect threw: the producer item whose state started the run.
 struct StressEffectFailure: Error, Equatable {

@@ -1,6 +1,7 @@
 import Dispatch
 import Spindle
 import Testing
+import SpindleTestSupport
 
 // Effects as data under load (issue 6): producer threads emit items whose
 // reductions produce effects; the router's handlers (sync, async, emitting)

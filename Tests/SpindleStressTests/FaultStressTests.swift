@@ -1,6 +1,7 @@
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// Lets effects reach their own loop without keeping it alive.
 final class WeakLoop<State: Sendable, Event: Sendable>: Sendable {
@@ -77,7 +78,7 @@ extension StressSuite {
                     }
                     tallies.append(tally)
                 }
-                _ = await eventually { checker.progress.current >= round * 100 }
+                _ = await eventually(within: 30) { checker.progress.current >= round * 100 }
                 // Eight stops at once, with both modes: the first one wins.
                 await withTaskGroup(of: Void.self) { group in
                     for index in 0..<8 {
@@ -219,7 +220,7 @@ extension StressSuite {
                         }
                         tallies.append(tally)
                     }
-                    _ = await eventually { checker.progress.current >= 1_000 + round * 100 }
+                    _ = await eventually(within: 30) { checker.progress.current >= 1_000 + round * 100 }
                     // The test's reference is the last strong one but for
                     // the producers' momentary ones: drop it.
                     #expect(strong != nil)
@@ -229,13 +230,13 @@ extension StressSuite {
                 }
                 // Gone: the loop drains what it accepted, detaches from the
                 // gear and lets everything go.
-                #expect(await eventually { gear.attachedCount == 0 }, "round \(round): still attached to the gear")
+                #expect(await eventually(within: 30) { gear.attachedCount == 0 }, "round \(round): still attached to the gear")
                 gearDone.raise()
                 let all = tallies.values.sorted { $0.producer < $1.producer }
                 let accepted = all.map(\.accepted)
                 #expect(all.allSatisfy { $0.stopped == 0 && $0.dropped == 0 },
                         "round \(round): an emit on a live (referenced) loop was refused")
-                #expect(await eventually { checker.progress.current == accepted.reduce(0, +) },
+                #expect(await eventually(within: 30) { checker.progress.current == accepted.reduce(0, +) },
                         "round \(round): accepted \(accepted.reduce(0, +)), reduced \(checker.progress.current)")
                 await baseline.expectReturned()
                 // The reducer thread has exited: its writes are done.
@@ -314,7 +315,7 @@ extension StressSuite {
         func stopReturnsWhileEffectsNeverFinish(queue: QueueKind) async {
             let baseline = await LiveBaseline.settle()
             do {
-                let gates = Gates()
+                let gates = OpenOnce()
                 let loops = 16
                 let lateAnswers = Counter()
                 let runsEntered = Counter()
@@ -337,7 +338,7 @@ extension StressSuite {
                     }
                 }
                 #expect(finished)
-                #expect(await eventually { runsEntered.current >= loops })
+                #expect(await eventually(within: 30) { runsEntered.current >= loops })
                 // Every stop returns although every loop has runs stuck.
                 let reports = Recorder<StopReport>()
                 await withTaskGroup(of: Void.self) { group in
@@ -350,7 +351,7 @@ extension StressSuite {
                 #expect(stuck > 0, "no effect was still running at stop: the test proved nothing")
                 // Let them go: their answers come after cancellation and are
                 // discarded, never reduced.
-                gates.openAll()
+                gates.open()
                 await baseline.expectEffectTasksEnded()
                 let states = running.map(\.state)
                 #expect(states.reduce(0, +) == accepted.current, "a late answer was reduced")

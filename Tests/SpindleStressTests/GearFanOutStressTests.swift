@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// An item on the gear: from a producer thread (`source < 0`: thread
 /// `-source - 1`) or crossing from a loop (`source` = that loop's id).

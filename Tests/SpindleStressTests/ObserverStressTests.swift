@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// An observer that checks, in plain fields, what the reducer thread reports
 /// (so a second thread in those callbacks is a TSan report), and counts the
@@ -93,7 +94,7 @@ extension StressSuite {
                 let tallies = Recorder<ProducerTally>()
                 let stopper = Task {
                     // Stop while the producers are still emitting.
-                    _ = await eventually { observer.checker.progress.current >= producers * perProducer / 2 }
+                    _ = await eventually(within: 30) { observer.checker.progress.current >= producers * perProducer / 2 }
                     return await loop.stop()
                 }
                 let finished = await onThreads(producers) { producer in

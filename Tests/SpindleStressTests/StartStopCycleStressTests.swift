@@ -1,6 +1,7 @@
 import Dispatch
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// A counter that tells the test's own events from its feedbacks' events.
 struct CycleState: Sendable, Equatable {

@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 extension StressSuite {
     /// Issue 4, item 2: producer threads emit while the loop stops. Every

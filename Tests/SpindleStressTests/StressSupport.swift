@@ -7,6 +7,7 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
+import SpindleTestSupport
 
 // Shared machinery of the stress suite: scale knobs read from the
 // environment, OS-thread producers, TSan-visible payload slots, the reducer-side
@@ -74,37 +75,7 @@ func name(of queue: QueueKind) -> String {
 /// The three queues every throughput-shaped test runs on.
 let stressQueues: [QueueKind] = [.lockFree, .bounded(capacity: 1024, overflow: .block), .baseline]
 
-// MARK: - Locks and recorders
-
-/// A value behind an `NSLock` (pthread-based, so Thread Sanitizer sees it).
-final class Locked<Value>: @unchecked Sendable {
-    // @unchecked: `value` is only touched while `lock` is held.
-    private let lock = NSLock()
-    private var value: Value
-    init(_ value: Value) { self.value = value }
-    func withLock<R>(_ body: (inout Value) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&value)
-    }
-}
-
-/// A thread-safe list that effects and threads append to.
-final class Recorder<Value: Sendable>: Sendable {
-    private let storage = Locked<[Value]>([])
-    func append(_ value: Value) { storage.withLock { $0.append(value) } }
-    var values: [Value] { storage.withLock { $0 } }
-    var count: Int { storage.withLock { $0.count } }
-}
-
-/// An atomic counter any thread may bump (C11-style atomics, which TSan sees).
-final class Counter: Sendable {
-    private let value = Atomic<Int>(0)
-    init() {}
-    @discardableResult
-    func add(_ amount: Int = 1) -> Int { value.wrappingAdd(amount, ordering: .sequentiallyConsistent).newValue }
-    var current: Int { value.load(ordering: .sequentiallyConsistent) }
-}
+// MARK: - Flags
 
 /// A one-way flag any thread may raise.
 final class Flag: Sendable {
@@ -112,81 +83,6 @@ final class Flag: Sendable {
     init() {}
     func raise() { value.store(true, ordering: .sequentiallyConsistent) }
     var isRaised: Bool { value.load(ordering: .sequentiallyConsistent) }
-}
-
-/// Gates that effects wait on until the test opens them; waiting ignores task
-/// cancellation on purpose (an effect that does not cooperate).
-final class Gates: Sendable {
-    private struct Storage {
-        var openedAll = false
-        var waiting: [CheckedContinuation<Void, Never>] = []
-    }
-    private let storage = Locked(Storage())
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = storage.withLock { storage -> Bool in
-                if storage.openedAll { return true }
-                storage.waiting.append(continuation)
-                return false
-            }
-            if resumeNow { continuation.resume() }
-        }
-    }
-
-    func openAll() {
-        let waiters = storage.withLock { storage -> [CheckedContinuation<Void, Never>] in
-            storage.openedAll = true
-            defer { storage.waiting = [] }
-            return storage.waiting
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-}
-
-// MARK: - Waiting
-
-/// Polls `condition` every millisecond until it holds or `seconds` pass.
-/// - Returns: whether it held.
-func eventually(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
-
-/// Runs `body` on `count` OS threads (Foundation `Thread`, never the
-/// cooperative pool: producers block, and the pool has one thread per core)
-/// and waits for all of them without blocking a concurrency thread.
-/// - Returns: false if they were not all done within `seconds` (a hang: the
-///   caller records it; the threads are left running).
-@discardableResult
-func onThreads(_ count: Int, within seconds: Double = 600, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
-    let remaining = Counter()
-    remaining.add(count)
-    let done = Locked<CheckedContinuation<Bool, Never>?>(nil)
-    let finished: @Sendable (Bool) -> Void = { value in
-        if let continuation = done.withLock({ stored -> CheckedContinuation<Bool, Never>? in
-            defer { stored = nil }
-            return stored
-        }) {
-            continuation.resume(returning: value)
-        }
-    }
-    return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-        done.withLock { $0 = continuation }
-        for index in 0..<count {
-            let thread = Thread {
-                body(index)
-                if remaining.add(-1) == 0 { finished(true) }
-            }
-            thread.stackSize = 1 << 20
-            thread.start()
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finished(false) }
-    }
 }
 
 // MARK: - Payloads Thread Sanitizer can see

@@ -2,6 +2,7 @@ import CSpindle
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 extension StressSuite {
     /// Issue 4, item 10: deliberate data races that Thread Sanitizer must

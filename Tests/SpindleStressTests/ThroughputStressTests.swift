@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 extension StressSuite {
     /// Issue 4, item 1: many events from 1, 2, 4 and 8 producer threads on

@@ -2,6 +2,8 @@ import Dispatch
 import Spindle
 import SpindleTesting
 import Testing
+import SpindleLevelsFixture
+import SpindleTestSupport
 
 /// Waits `milliseconds` on a dispatch timer, ignoring cancellation: a run
 /// that sleeps so still returns its event after a newer state cancelled it.
@@ -18,36 +20,6 @@ func sleepIgnoringCancellation(milliseconds: Int) async {
 }
 
 struct Boom: Error {}
-
-/// A door that opens once: `wait` returns once `open` has been called,
-/// whether before or after (cancellation does not end the wait).
-final class OpenOnce: Sendable {
-    private struct Door {
-        var isOpen = false
-        var waiters: [CheckedContinuation<Void, Never>] = []
-    }
-
-    private let door = Lock(Door())
-
-    func open() {
-        let waiters = door.withLock { door in
-            door.isOpen = true
-            defer { door.waiters = [] }
-            return door.waiters
-        }
-        for waiter in waiters { waiter.resume() }
-    }
-
-    func wait() async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let isOpen = door.withLock { door in
-                if !door.isOpen { door.waiters.append(continuation) }
-                return door.isOpen
-            }
-            if isOpen { continuation.resume() }
-        }
-    }
-}
 
 @Suite struct FeedbackSpecTests {
     @Test func aSyncEffectIsRunOncePerStateInOrder() async {

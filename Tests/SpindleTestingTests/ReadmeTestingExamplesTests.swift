@@ -2,6 +2,7 @@ import Spindle
 import SpindleTesting
 import Testing
 import XCTest
+import SpindleLevelsFixture
 
 // The README's "Testing a spin (SpindleTesting)" snippets, as written there.
 

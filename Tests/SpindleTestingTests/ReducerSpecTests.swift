@@ -1,6 +1,7 @@
 import Spindle
 import SpindleTesting
 import Testing
+import SpindleLevelsFixture
 
 @Suite struct ReducerSpecTests {
     let spec = ReducerSpec(Reducer(levelsReducer))

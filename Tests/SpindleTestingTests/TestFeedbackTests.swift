@@ -2,6 +2,7 @@ import Spindle
 import SpindleTesting
 import Testing
 import XCTest
+import SpindleLevelsFixture
 
 @Suite struct TestFeedbackTests {
     @Test func aStreamFeedbackReadsEveryStateInOneRun() {

@@ -1,6 +1,7 @@
 import Spindle
 import SpindleTesting
 import Testing
+import SpindleLevelsFixture
 
 /// The spin of the README's levels example, both feedbacks included.
 let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {

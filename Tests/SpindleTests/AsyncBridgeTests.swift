@@ -1,6 +1,7 @@
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 // The async/await bridge: stream-form feedbacks, `spin.stream()` and
 // `spin.run()`. A gear's `attachedCount` tells whether a loop runs: a

@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 @Suite struct BoundedQueueTests {
     /// A counter reducer that blocks on its first event until released.

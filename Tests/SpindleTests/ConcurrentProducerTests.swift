@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// Per-producer order and conservation, checked inside the reducer.
 struct OrderState: Sendable {

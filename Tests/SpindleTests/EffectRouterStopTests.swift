@@ -1,6 +1,7 @@
 import Dispatch
 import Spindle
 import Testing
+import SpindleTestSupport
 
 // Effects as data, the hard parts: unhandled effects and handler errors go
 // to the error hook, stop discards and cancels, live objects come back.

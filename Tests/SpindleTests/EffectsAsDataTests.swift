@@ -1,6 +1,7 @@
 import Dispatch
 import Spindle
 import Testing
+import SpindleTestSupport
 
 // Effects as data (issue 6): a reducer returning `Next` (state + effect
 // values) and an `EffectRouter` that runs the effects and feeds their events

@@ -1,6 +1,7 @@
 import Dispatch
 import Spindle
 import Testing
+import SpindleTestSupport
 
 enum CounterEvent: Sendable, Equatable {
     case increment

@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 struct Profile: Sendable, Equatable {
     var count = 0

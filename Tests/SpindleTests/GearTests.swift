@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 enum SessionEvent: Sendable, Equatable {
     case loggedIn

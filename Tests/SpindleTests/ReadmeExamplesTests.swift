@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 // Every ```swift snippet of README.md, as literally as possible, run and
 // checked against what the README says about it. Keep the two in step: when

@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// Captured by a feedback to learn when the loop lets go of its feedbacks.
 final class Probe: Sendable {

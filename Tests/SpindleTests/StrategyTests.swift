@@ -1,5 +1,6 @@
 import Spindle
 import Testing
+import SpindleTestSupport
 
 /// A state where ticks start effect runs and `done` records which runs'
 /// events were reduced.

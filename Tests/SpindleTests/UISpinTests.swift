@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Spindle
 import Testing
+import SpindleTestSupport
 
 // UISpin, rendered on a private serial queue (the main queue runs work only
 // while the main thread serves it).

@@ -1,0 +1,45 @@
+import Dispatch
+import Foundation
+
+/// Polls `condition` every millisecond until it holds or `seconds` pass.
+/// - Returns: whether it held.
+package func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
+/// Runs `body` on `count` OS threads (Foundation `Thread`, never the
+/// cooperative pool: producers block, and the pool has one thread per core)
+/// and waits for all of them without blocking a concurrency thread.
+/// - Returns: false if they were not all done within `seconds` (a hang: the
+///   caller records it; the threads are left running).
+@discardableResult
+package func onThreads(_ count: Int, within seconds: Double = 600, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
+    let remaining = Counter()
+    remaining.add(count)
+    let done = Locked<CheckedContinuation<Bool, Never>?>(nil)
+    let finished: @Sendable (Bool) -> Void = { value in
+        if let continuation = done.withLock({ stored -> CheckedContinuation<Bool, Never>? in
+            defer { stored = nil }
+            return stored
+        }) {
+            continuation.resume(returning: value)
+        }
+    }
+    return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        done.withLock { $0 = continuation }
+        for index in 0..<count {
+            let thread = Thread {
+                body(index)
+                if remaining.add(-1) == 0 { finished(true) }
+            }
+            thread.stackSize = 1 << 20
+            thread.start()
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finished(false) }
+    }
+}
