@@ -35,14 +35,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     let feedback: Feedback<State, Event>
     let queue: DispatchQueue
     private let core: LoopCore<State, Event>
-    // Unpacked once, so the reducer thread's inline path touches no generic
-    // enum (see RawFIFO on generic metadata costs).
-    private let inlineEffect: (@Sendable (State) -> Event?)?
-    /// The synchronous effect of a feedback drained on its queue, unpacked
-    /// for the same reason: a `switch` over the generic `Feedback.Effect`
-    /// asked the runtime for the enum's metadata on every state (~10% of a
-    /// feedback-loop profile). nil for the other forms.
-    private let queuedSyncEffect: (@Sendable (State) -> Event?)?
+    /// The synchronous effect (inline or on `queue`), unpacked once: a
+    /// `switch` over the generic `Feedback.Effect` asked the runtime for the
+    /// enum's metadata on every state (~10% of a feedback-loop profile; see
+    /// RawFIFO on generic metadata costs). nil for the other forms.
+    private let syncEffect: (@Sendable (State) -> Event?)?
     private let filter: (@Sendable (State) -> Bool)?
     // protected by lock: states waiting for the drain, and the drain flag.
     private let mailbox = Lock(Mailbox())
@@ -76,9 +73,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         self.idleSpins = core.options.feedbackSpinsBeforeIdle
         self.filter = feedback.filter
         if case .sync(let effect) = feedback.effect {
-            (inlineEffect, queuedSyncEffect) = feedback.runsOnReducerThread ? (effect, nil) : (nil, effect)
+            syncEffect = effect
         } else {
-            (inlineEffect, queuedSyncEffect) = (nil, nil)
+            syncEffect = nil
         }
         if case .stream = feedback.effect {
             let (states, input) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
@@ -124,14 +121,20 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func runInline(_ state: State) {
         if let filter, !filter(state) { return }
+        runSync(syncEffect!, state)
+    }
+
+    // A synchronous run (on the reducer thread or the serial drain, so
+    // earlier runs have returned), reported to the loop's observers if any.
+    @inline(__always)
+    private func runSync(_ effect: @Sendable (State) -> Event?, _ state: State) {
         if let hub = core.hub {
-            runSyncObserved(inlineEffect!, state, hub: hub)
-        } else if let event = inlineEffect!(state) {
-            _ = core.emit(event)
+            runSyncObserved(effect, state, hub: hub)
+        } else if let event = effect(state) {
+            core.emitFromEffect(event)
         }
     }
 
-    // A synchronous run, reported to the loop's observers.
     private func runSyncObserved(
         _ effect: @Sendable (State) -> Event?, _ state: State, hub: ObserverHub<State, Event>
     ) {
@@ -205,23 +208,13 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     private func handle(_ state: State) {
         if let filter, !filter(state) { return }
-        if let effect = queuedSyncEffect {
-            // Earlier runs already returned: they ran on this serial drain.
-            if let hub = core.hub {
-                runSyncObserved(effect, state, hub: hub)
-            } else if let event = effect(state) {
-                core.emitFromEffect(event)
-            }
+        if let syncEffect {
+            runSync(syncEffect, state)
             return
         }
         switch feedback.effect {
-        case .sync(let effect):
-            // Earlier runs already returned: they ran on this serial drain.
-            if let hub = core.hub {
-                runSyncObserved(effect, state, hub: hub)
-            } else if let event = effect(state) {
-                core.emitFromEffect(event)
-            }
+        case .sync:
+            preconditionFailure("Spindle: a sync effect runs through syncEffect")
         case .async(let effect):
             startRun { emitter in
                 if let event = try await effect(state) { _ = emitter.emit(event) }
