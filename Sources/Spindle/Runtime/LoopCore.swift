@@ -305,12 +305,18 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
 
     /// Reports an effect's error to the hook (or the logger). Any thread.
     func report(_ error: EffectError) {
+        Self.report(error, options: options, counters: counters, source: "effect of feedback \(error.feedbackIndex) threw")
+    }
+
+    /// Counts `error` and hands it to `options.onEffectError`, or logs it as
+    /// "<source>: <error>". Any thread; needs no loop, so work that outlives
+    /// its loop (an effect router's handler) can still report.
+    static func report(_ error: EffectError, options: SpinOptions, counters: LoopCounters, source: String) {
         counters.effectErrors.wrappingIncrement(ordering: .relaxed)
         if let hook = options.onEffectError {
             hook(error)
         } else {
-            options.logger.error(
-                "effect of feedback \(error.feedbackIndex) threw: \(String(describing: error.underlying))")
+            options.logger.error("\(source): \(String(describing: error.underlying))")
         }
     }
 

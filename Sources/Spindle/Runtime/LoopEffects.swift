@@ -98,16 +98,12 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
         let counters = core.counters
         effects.connect(LoopPort(
             emit: { [weak core] event in core?.emit(event) ?? .stopped },
-            // As LoopCore.report, without the core: a report may come after
-            // the core is gone (from a handler that failed as the loop ended).
+            // Without the core: a report may come after the core is gone
+            // (from a handler that failed as the loop ended).
             report: { error in
-                counters.effectErrors.wrappingIncrement(ordering: .relaxed)
-                if let hook = options.onEffectError {
-                    hook(error)
-                } else {
-                    options.logger.error(
-                        "effect router (feedback \(error.feedbackIndex)): \(String(describing: error.underlying))")
-                }
+                LoopCore<State, Event>.report(
+                    error, options: options, counters: counters,
+                    source: "effect router (feedback \(error.feedbackIndex))")
             },
             counters: counters,
             feedbackIndex: spin.feedbacks.count - 1,
