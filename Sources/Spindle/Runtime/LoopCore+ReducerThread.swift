@@ -101,9 +101,16 @@ extension LoopCore {
 
     // Events emitted on the reducer thread itself (inline feedbacks, gears).
     private func reduceReentrant(max: Int) -> Int {
+        drainReentrant(max: max) { payload in reduce(movingFrom: payload) }
+    }
+
+    // Hands up to `max` reentrant events to `body`, which moves each out;
+    // returns how many.
+    @inline(__always)
+    private func drainReentrant(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var count = 0
         while count < max, !reentrant.isEmpty {
-            reentrant.removeFirst { payload in reduce(movingFrom: payload) }
+            reentrant.removeFirst(movingWith: body)
             count += 1
         }
         return count
@@ -120,10 +127,7 @@ extension LoopCore {
         var reduced: Int
         if hub.wantsEachEvent {
             reduced = drainQueue(max: max) { payload in reduceReporting(movingFrom: payload, to: hub) }
-            while reduced < max, !reentrant.isEmpty {
-                reentrant.removeFirst { payload in reduceReporting(movingFrom: payload, to: hub) }
-                reduced += 1
-            }
+            reduced += drainReentrant(max: max - reduced) { payload in reduceReporting(movingFrom: payload, to: hub) }
         } else {
             reduced = drainQueue(max: max) { payload in reduce(movingFrom: payload) }
                 + reduceReentrant(max: max)
@@ -186,10 +190,7 @@ extension LoopCore {
             var handled = 0
             if discard {
                 handled = drainQueue(max: .max) { payload in throwAway(movingFrom: payload) }
-                while !reentrant.isEmpty {
-                    reentrant.removeFirst { payload in throwAway(movingFrom: payload) }
-                    handled += 1
-                }
+                handled += drainReentrant(max: .max) { payload in throwAway(movingFrom: payload) }
                 discarded += handled
             } else if let hub {
                 handled = reduceBatchObserved(max: options.maxBatch, hub: hub)
