@@ -120,7 +120,7 @@ public struct ReducerSpec<State, Event>: Sendable {
 
         func failure(_ what: String, extra: String = "", fileID: String, line: Int) -> SpecFailure {
             var text = "ReducerSpec failed: \(what)\n"
-            text += "given:\n\(Rendering.block(given))\n"
+            text += Rendering.labeled("given", given)
             text += "when:\n"
             if events.isEmpty { text += "  (no events)\n" }
             for (index, event) in events.enumerated() {
@@ -142,8 +142,7 @@ extension ReducerSpec.Outcome where State: Equatable {
         guard actual != expected else { return }
         throw failure(
             "the final state is not the expected one",
-            extra: "expected state:\n\(Rendering.block(expected))\n"
-                + "difference (− expected, + actual):\n\(Rendering.diff(expected: expected, actual: actual))\n",
+            extra: Rendering.labeled("expected state", expected) + Rendering.difference(expected: expected, actual: actual),
             fileID: fileID,
             line: line
         )
@@ -163,10 +162,9 @@ extension ReducerSpec.Outcome where State: Equatable {
         for index in states.indices where states[index] != expected[index] {
             throw failure(
                 "the state after event \(index + 1) (\(events[index])) is not the expected one",
-                extra: "expected after event \(index + 1):\n\(Rendering.block(expected[index]))\n"
-                    + "actual after event \(index + 1):\n\(Rendering.block(states[index]))\n"
-                    + "difference (− expected, + actual):\n"
-                    + "\(Rendering.diff(expected: expected[index], actual: states[index]))\n",
+                extra: Rendering.labeled("expected after event \(index + 1)", expected[index])
+                    + Rendering.labeled("actual after event \(index + 1)", states[index])
+                    + Rendering.difference(expected: expected[index], actual: states[index]),
                 fileID: fileID,
                 line: line
             )

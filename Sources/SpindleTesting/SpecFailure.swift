@@ -52,6 +52,16 @@ enum Rendering {
         return lines(value).map { indent + $0 }.joined(separator: "\n")
     }
 
+    /// "<label>:" and the value's block, for a failure's extra text.
+    static func labeled<T>(_ label: String, _ value: T) -> String {
+        "\(label):\n\(block(value))\n"
+    }
+
+    /// The headed line diff of two values, for a failure's extra text.
+    static func difference<T>(expected: T, actual: T) -> String {
+        "difference (− expected, + actual):\n\(diff(expected: expected, actual: actual))\n"
+    }
+
     /// A line diff of two values' `dump` output: common lines are elided,
     /// `−` marks a line only in `expected`, `+` one only in `actual`.
     static func diff<T>(expected: T, actual: T, indent: String = "  ") -> String {

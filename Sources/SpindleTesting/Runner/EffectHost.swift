@@ -78,6 +78,20 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
         books.withLock { $0.live.filter { !$0.value.tag.isParked }.keys.sorted(by: Self.runOrder) }
     }
 
+    /// The end of one round of a `runUntilIdle`, once the executor is
+    /// drained and no event waits: `.settled` when every run in flight is
+    /// parked on the test, `.waiting(on:)` when some are not and `deadline`
+    /// has passed; otherwise waits (up to the deadline) for a job to arrive
+    /// and returns nil, for the caller to go round again.
+    func settlement(by deadline: ContinuousClock.Instant) -> Settlement? {
+        let waiting = unparkedRuns
+        if waiting.isEmpty { return .settled }
+        let left = deadline - ContinuousClock.now
+        if left <= .zero { return .waiting(on: waiting) }
+        _ = executor.waitForJob(timeout: left)
+        return nil
+    }
+
     /// True once ``stop()`` has begun.
     var isStopped: Bool { books.withLock { $0.stopped } }
 

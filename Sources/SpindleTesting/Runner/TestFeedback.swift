@@ -93,11 +93,7 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
         while true {
             host.drainExecutor()
             collect()
-            let waiting = host.unparkedRuns
-            if waiting.isEmpty { return .settled }
-            let left = deadline - ContinuousClock.now
-            if left <= .zero { return .waiting(on: waiting) }
-            _ = host.executor.waitForJob(timeout: left)
+            if let settlement = host.settlement(by: deadline) { return settlement }
         }
     }
 

@@ -14,9 +14,9 @@ extension TestSpin where State: Equatable {
             let cause = index == 0 ? "the initial state" : "the state after event \(index) (\(events[index - 1]))"
             throw failure(
                 "\(cause) is not the expected one",
-                extra: "expected state \(index):\n\(Rendering.block(expected[index]))\n"
-                    + "actual state \(index):\n\(Rendering.block(actual[index]))\n"
-                    + "difference (− expected, + actual):\n\(Rendering.diff(expected: expected[index], actual: actual[index]))\n",
+                extra: Rendering.labeled("expected state \(index)", expected[index])
+                    + Rendering.labeled("actual state \(index)", actual[index])
+                    + Rendering.difference(expected: expected[index], actual: actual[index]),
                 fileID: fileID,
                 line: line
             )
@@ -34,8 +34,7 @@ extension TestSpin where State: Equatable {
         guard actual != expected else { return }
         throw failure(
             "the latest state is not the expected one",
-            extra: "expected state:\n\(Rendering.block(expected))\n"
-                + "difference (− expected, + actual):\n\(Rendering.diff(expected: expected, actual: actual))\n",
+            extra: Rendering.labeled("expected state", expected) + Rendering.difference(expected: expected, actual: actual),
             fileID: fileID,
             line: line
         )

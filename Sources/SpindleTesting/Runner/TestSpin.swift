@@ -173,11 +173,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
                 continue
             }
             if !host.pendingEvents.isEmpty { return .stepLimitReached(steps) }
-            let waiting = host.unparkedRuns
-            if waiting.isEmpty { return .settled }
-            let left = deadline - ContinuousClock.now
-            if left <= .zero { return .waiting(on: waiting) }
-            _ = host.executor.waitForJob(timeout: left)
+            if let settlement = host.settlement(by: deadline) { return settlement }
         }
     }
 
