@@ -121,12 +121,17 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func runInline(_ state: State) {
         if let filter, !filter(state) { return }
-        runSync(syncEffect!, state)
+        // Spelled out rather than through runSync: through it,
+        // feedback-loop-inline measured ~10% slower (8.7 vs 9.8 M/s, A/B).
+        if let hub = core.hub {
+            runSyncObserved(syncEffect!, state, hub: hub)
+        } else if let event = syncEffect!(state) {
+            _ = core.emit(event)
+        }
     }
 
-    // A synchronous run (on the reducer thread or the serial drain, so
-    // earlier runs have returned), reported to the loop's observers if any.
-    @inline(__always)
+    // A synchronous run on the serial drain (earlier runs have returned),
+    // reported to the loop's observers if any.
     private func runSync(_ effect: @Sendable (State) -> Event?, _ state: State) {
         if let hub = core.hub {
             runSyncObserved(effect, state, hub: hub)
