@@ -47,7 +47,10 @@ let package = Package(
                 "CSpindle",
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            // The scheduling protocol's Promela model and its notes
+            // (checked by scripts/model-check.sh), beside the code.
+            exclude: ["Runtime/Scheduling/Model"]
         ),
         // Benchmark harness only: counts malloc calls by interposing glibc's
         // allocator (reports "unsupported" elsewhere). Never linked into Spindle.

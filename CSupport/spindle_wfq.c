@@ -159,7 +159,7 @@ spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align, size_
     // packed, several events share a line (the payload alignment is kept).
     size_t stride_align = payload_align > 16 ? payload_align : 16;
     q->node_stride = spindle_round_up(q->payload_offset + payload_size, stride_align);
-    size_t base = spindle_next_pow2(nodes_per_slab < 64 ? 64 : nodes_per_slab);
+    size_t base = spindle_next_pow2(nodes_per_slab < 8 ? 8 : nodes_per_slab);
     q->base_shift = log2_floor(base);
     if (q->base_shift > 20) q->base_shift = 20;
     atomic_init(&q->free_head, 0);
@@ -236,6 +236,10 @@ static bool batch_has_unread(spindle_wfq *q) {
 
 bool spindle_wfq_is_empty_consumer(spindle_wfq *q) {
     return cds_wfcq_empty(&q->head, &q->tail) && !batch_has_unread(q);
+}
+
+bool spindle_wfq_looks_empty(spindle_wfq *q) {
+    return cds_wfcq_empty(&q->head, &q->tail);
 }
 
 size_t spindle_wfq_allocated_nodes(spindle_wfq *q) {

@@ -49,7 +49,8 @@ typedef struct spindle_wfq spindle_wfq;
 
 /// Creates a queue. Returns NULL when memory is exhausted or when
 /// `payload_align` is not a power of two no greater than 64.
-/// `nodes_per_slab` is rounded up to a power of two (minimum 64).
+/// `nodes_per_slab` is rounded up to a power of two (minimum 8); each new
+/// slab doubles the last, so an idle queue holds one small slab.
 spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align,
                                 size_t nodes_per_slab);
 
@@ -98,6 +99,12 @@ void spindle_wfq_release(spindle_wfq *queue, void *payload);
 /// True when nothing is enqueued and the private batch holds no unread node.
 /// Consumer only (it reads the consumer's private batch).
 bool spindle_wfq_is_empty_consumer(spindle_wfq *queue);
+
+/// True when nothing is enqueued outside the consumer's private batch. Any
+/// thread (reads only the shared head and tail; a snapshot). For the
+/// executor's re-check after a loop goes idle, when another thread may
+/// already be the consumer.
+bool spindle_wfq_looks_empty(spindle_wfq *queue);
 
 /// Number of nodes ever allocated (pool size). Any thread; for tests and
 /// benchmarks (steady state means this stops growing).
@@ -247,6 +254,74 @@ void spindle_gate_exit(void);
 /// Blocks (microseconds when idle; liburcu sleeps 10 ms per round while a
 /// section stays open).
 void spindle_gate_wait_for_emitters(void);
+
+// MARK: - Scheduling (executors' ready queue, per-loop task node)
+
+/// A loop's scheduling node: the intrusive link that puts it on a ready
+/// queue, and the node of its one deferred grace period (stop). The loop's
+/// scheduling state itself is a Swift atomic (see PROTOCOL.md beside the
+/// Swift scheduling code); only the idle -> scheduled edge pushes a task, so
+/// a task is on at most one ready queue at a time.
+typedef struct spindle_task spindle_task;
+
+/// Creates a task carrying `context` (the loop; not retained). NULL on
+/// exhaustion. Any thread.
+spindle_task *spindle_task_create(void *context);
+
+/// Frees a task. It must not be on a ready queue nor have a grace period
+/// pending. No other thread may touch it.
+void spindle_task_destroy(spindle_task *task);
+
+/// The task's context. Any thread.
+void *spindle_task_context(spindle_task *task);
+
+/// Sets the context, once, before the task is visible to another thread
+/// (Swift creates the task before the object it points back to).
+void spindle_task_set_context(spindle_task *task, void *context);
+
+/// Active processors (sysconf), at least 1. Any thread.
+long spindle_active_processors(void);
+
+/// Calls `callback(context)` on liburcu's call_rcu thread once every emit
+/// gate section (`spindle_gate_enter`) open at the time of this call has
+/// exited. At most once per task. Any thread, outside a gate section; never
+/// blocks (grace periods of tasks deferred together are shared).
+/// Ordering: everything the caller did before this call happens-before the
+/// callback.
+void spindle_task_after_grace_period(spindle_task *task, void (*callback)(void *context));
+
+/// Tasks created and not destroyed, process-wide (leak checks). Any thread.
+long spindle_live_tasks(void);
+
+/// An unbounded ready queue of tasks: many pushers, many poppers.
+///
+/// Concurrency table:
+///
+///   | operation   | push | pop | is_empty |
+///   | push  (any) | yes  | yes |   yes    |
+///   | pop   (any) | yes  | yes |   yes    |
+///   pop serializes poppers on an internal mutex; push is wait-free.
+typedef struct spindle_runq spindle_runq;
+
+/// Creates a ready queue. NULL on exhaustion.
+spindle_runq *spindle_runq_create(void);
+
+/// Frees a ready queue. It must be empty; no other thread may touch it.
+void spindle_runq_destroy(spindle_runq *queue);
+
+/// Appends `task`, which must not be on any queue. Any thread; wait-free; a
+/// full barrier (liburcu's exchange), so a parker notify may follow with
+/// `spindle_parker_notify_after_rmw`.
+/// Ordering: the pusher's writes happen-before the popper's return.
+void spindle_runq_push(spindle_runq *queue, spindle_task *task);
+
+/// Removes and returns the oldest task, or NULL when the queue is empty.
+/// Any thread; poppers are serialized on a mutex (never held while user code
+/// runs); does not wait for an empty queue.
+spindle_task *spindle_runq_pop(spindle_runq *queue);
+
+/// True when no task is queued (a snapshot). Any thread; two loads.
+bool spindle_runq_is_empty(spindle_runq *queue);
 
 // MARK: - Diagnostics
 

@@ -19,8 +19,9 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     public let feedbacks: [Feedback<State, Event>]
     /// The reducer.
     public let reducer: Reducer<State, Event>
-    /// The default queue of feedbacks that name none (nil: each gets its own
-    /// serial queue). The reducer always runs on the loop's own thread.
+    /// `executeOn:`: the serial queue the loop runs on (its reducer and the
+    /// feedbacks that name no queue), unless ``SpinOptions/executor`` names
+    /// another executor. nil: the shared ``ReducerPool``.
     public let executionQueue: DispatchQueue?
     /// The observers every loop of this spin reports to (see ``observed(by:)``).
     /// Set by ``observed(by:)``, and carried over when the engine rebuilds a
@@ -30,7 +31,8 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:
     ///   - initialState: the first state.
-    ///   - queue: `executeOn:`, the default queue for feedbacks that name none.
+    ///   - queue: `executeOn:`, a serial queue the loop runs on (e.g. `.main`);
+    ///     nil: the shared reducer pool.
     ///   - content: feedbacks, then one reducer.
     public init(
         initialState: State,
@@ -67,12 +69,25 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         return copy
     }
 
-    /// Starts a loop running this spin: a reducer thread, feedback workers,
-    /// and the initial state delivered to every feedback.
-    /// - Parameter options: the queue and tuning for this loop.
+    /// Starts a loop running this spin on its executor (by default the
+    /// shared ``ReducerPool``); every feedback sees the initial state first.
+    ///
+    /// Never crashes: if the executor cannot take the loop (a dedicated
+    /// thread the system refuses, a pool that was shut down), the loop is
+    /// returned stopped, with the reason in ``SpinLoop/startError`` (and
+    /// logged). Use ``tryStart(options:)`` to get the error thrown instead.
+    /// - Parameter options: the executor, queue and tuning for this loop.
     /// - Returns: the running loop; it stops when ``SpinLoop/stop(_:)`` is
     ///   called or when the last reference to it goes away.
     public func start(options: SpinOptions = .init()) -> SpinLoop<State, Event> {
         SpinLoop(spin: self, options: options)
+    }
+
+    /// Starts a loop running this spin, or throws why it cannot.
+    /// - Parameter options: the executor, queue and tuning for this loop.
+    /// - Throws: ``SpinExecutorError`` when the executor cannot take the loop.
+    /// - Returns: the running loop.
+    public func tryStart(options: SpinOptions = .init()) throws(SpinExecutorError) -> SpinLoop<State, Event> {
+        try SpinLoop.tryStart(spin: self, options: options)
     }
 }

@@ -31,8 +31,11 @@ public struct EffectError: Error, Sendable {
     public let underlying: any Error
 }
 
-/// How a spin's loop runs: its queue, its error hook, its tuning.
+/// How a spin's loop runs: its executor, its queue, its error hook, its tuning.
 public struct SpinOptions: Sendable {
+    /// Where the loop runs. nil (the default): the spin's `executeOn:` queue
+    /// if it has one, otherwise ``SpinExecutor/sharedPool``.
+    public var executor: SpinExecutor?
     /// The event queue. Default: ``QueueKind/lockFree``.
     public var queue: QueueKind
     /// Called (on the effect's thread) when an effect throws. The loop keeps
@@ -40,32 +43,28 @@ public struct SpinOptions: Sendable {
     public var onEffectError: (@Sendable (EffectError) -> Void)?
     /// The logger for the loop's own diagnostics.
     public var logger: Logger
-    /// The most events the reducer reduces before it publishes the state and
-    /// delivers the batch to feedbacks. Default: 1024.
+    /// The most events a loop reduces in one slice before it publishes the
+    /// state and delivers the batch to queued feedbacks; on a pool, the loop
+    /// then yields its thread if other loops are waiting (fairness).
+    /// Default: 1024.
     public var maxBatch: Int
-    /// How many CPU pauses (tens of nanoseconds each) the reducer thread
-    /// spends polling an empty queue before it sleeps; polls back off from
-    /// every pause to every 8th. Default: 2000.
+    /// How many CPU pauses (tens of nanoseconds each) a dedicated thread
+    /// spends polling for work once its loop is idle, before it sleeps.
+    /// Higher: lower wake-up latency, more CPU burnt while idle. Default: 2000.
     public var spinsBeforeParking: Int
-    /// How many times a feedback worker polls for new states after its
-    /// mailbox runs dry, before it gives its dispatch queue back (each poll
-    /// is a CPU pause). Higher: faster reducer -> feedback round trips, more
-    /// CPU burnt while idle. 0 releases the queue at once. Default: 1000.
-    public var feedbackSpinsBeforeIdle: Int
 
     /// Creates options.
     public init(
+        executor: SpinExecutor? = nil,
         queue: QueueKind = .lockFree,
         onEffectError: (@Sendable (EffectError) -> Void)? = nil,
         logger: Logger = Logger(label: "spindle"),
         maxBatch: Int = 1024,
-        spinsBeforeParking: Int = 2000,
-        feedbackSpinsBeforeIdle: Int = 1000
+        spinsBeforeParking: Int = 2000
     ) {
         precondition(maxBatch > 0, "Spindle: maxBatch must be > 0")
         precondition(spinsBeforeParking >= 0, "Spindle: spinsBeforeParking must be >= 0")
-        precondition(feedbackSpinsBeforeIdle >= 0, "Spindle: feedbackSpinsBeforeIdle must be >= 0")
-        self.feedbackSpinsBeforeIdle = feedbackSpinsBeforeIdle
+        self.executor = executor
         self.queue = queue
         self.onEffectError = onEffectError
         self.logger = logger

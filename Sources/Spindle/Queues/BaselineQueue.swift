@@ -37,4 +37,7 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
     }
 
     var isEmpty: Bool { batch.isEmpty && shared.withLock { $0.isEmpty } }
+
+    /// True when nothing waits in the shared part. Any thread.
+    var looksEmpty: Bool { shared.withLock { $0.isEmpty } }
 }

@@ -11,7 +11,7 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     // call acquire/enqueue concurrently, only the reducer thread consumes.
     nonisolated(unsafe) private let raw: OpaquePointer
 
-    init(nodesPerSlab: Int = 1024) {
+    init(nodesPerSlab: Int = 8) {
         guard let raw = spindle_wfq_create(
             MemoryLayout<Event>.size, MemoryLayout<Event>.alignment, nodesPerSlab
         ) else {
@@ -51,6 +51,10 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     }
 
     var isEmpty: Bool { spindle_wfq_is_empty_consumer(raw) }
+
+    /// True when nothing is enqueued beyond the consumer's private batch.
+    /// Any thread (it reads only the shared head and tail).
+    var looksEmpty: Bool { spindle_wfq_looks_empty(raw) }
 
     /// Hands finished nodes back to the pool (before the consumer sleeps).
     func flushFinishedNodes() { spindle_wfq_flush_consumer(raw) }

@@ -4,16 +4,24 @@ import Dispatch
 
 /// Runs one feedback of a running loop.
 ///
-/// The reducer thread appends each batch of states to the worker's mailbox
-/// and schedules a drain on the feedback's queue only when none is
-/// scheduled; one drain handles everything queued. Each state cancels the
-/// previous run (``ExecutionStrategy/cancelOnNewState``) by bumping the
-/// generation: a run's events are emitted under the same lock only if its
-/// generation is still current, so an event emitted after the cancellation
-/// is discarded, never reduced.
+/// Placement: a feedback that names no queue runs on the loop's executor,
+/// right after each reduction, in declaration order (`runInline`) — a sync
+/// effect is called there, an async or stream effect starts its task there.
+/// A feedback that names a queue gets the loop's states in batches: the
+/// runner appends each batch to the worker's mailbox and schedules a drain
+/// on the queue only when none is scheduled; one drain handles everything
+/// queued. Async and stream effects of such a feedback run on that queue
+/// (a task executor over it).
 ///
-/// Thread safety: `deliver` and `stop` from the reducer thread; the drain
-/// runs on `queue`; emitters run on any thread.
+/// Each state cancels the previous run (``ExecutionStrategy/cancelOnNewState``)
+/// by bumping the generation: a run's events are enqueued under the same
+/// lock only if its generation is still current, so an event emitted after
+/// the cancellation is discarded, never reduced. Nothing under that lock
+/// waits or calls user code: a full `.block` queue is waited for outside it,
+/// and observer calls are made afterwards, in lock order (`OrderedReports`).
+///
+/// Thread safety: `deliver`, `runInline` and `stop` on the loop's runner; the
+/// drain runs on `queue`; emitters run on any thread.
 final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // Raw buffers, not arrays: this runs unspecialized for the user's State
     // (see RawFIFO on generic metadata costs).
@@ -31,16 +39,26 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var attachment: AttachedSubscription?
     }
 
+    private enum RunEmit {
+        case accepted, refused, late, full
+    }
+
     let index: Int
     let feedback: Feedback<State, Event>
-    let queue: DispatchQueue
+    /// The feedback's own queue; nil: it runs on the loop's executor.
+    let queue: DispatchQueue?
     private let core: LoopCore<State, Event>
-    /// The synchronous effect (inline or on `queue`), unpacked once: a
-    /// `switch` over the generic `Feedback.Effect` asked the runtime for the
-    /// enum's metadata on every state (~10% of a feedback-loop profile; see
-    /// RawFIFO on generic metadata costs). nil for the other forms.
+    /// The synchronous effect, unpacked once: a `switch` over the generic
+    /// `Feedback.Effect` asked the runtime for the enum's metadata on every
+    /// state (see RawFIFO on generic metadata costs). nil for the other forms.
     private let syncEffect: (@Sendable (State) -> Event?)?
     private let filter: (@Sendable (State) -> Bool)?
+    /// Where the tasks of async and stream effects run: the feedback's
+    /// queue, or the default (nil: the global concurrent executor).
+    private let taskExecutor: QueueTaskExecutor?
+    /// Observer calls about runs, in the order the `runs` lock decided them;
+    /// nil when the loop has no observer.
+    private let reports: OrderedReports?
     // protected by lock: states waiting for the drain, and the drain flag.
     private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
@@ -48,30 +66,24 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // On `queue` only (one drain runs at a time): the states being handled,
     // exchanged with the mailbox's buffer under the lock.
     @exclusivity(unchecked) nonisolated(unsafe) private var draining = RawFIFO<State>(capacity: 64)
-    /// atomic: bumped by the reducer thread after each delivery, so an idle
-    /// drain can poll for new states without taking the lock.
-    private let deliveries = UnsafeAtomic<Int>.create(0)  // freed in deinit
-    /// How long an idle drain polls before giving its queue back.
-    private let idleSpins: Int
     /// A stream feedback's states (see `Feedback.Effect.stream`): the input
-    /// is yielded to on `queue` (in order) and finished by `stop`; both
-    /// ends are thread-safe. nil for the other forms.
+    /// is yielded to by the worker's one runner (in order) and finished by
+    /// `stop`; both ends are thread-safe. nil for the other forms.
     private let streamStates: AsyncStream<State>?
     private let streamInput: AsyncStream<State>.Continuation?
-    // On `queue` only: whether the stream feedback's run has started.
+    // On the worker's one runner (its queue's drain, or the loop's runner
+    // for an inline worker): whether the stream feedback's run has started,
+    // and the next synchronous run's number (used only when observed).
     @exclusivity(unchecked) nonisolated(unsafe) private var streamStarted = false
-    // On the worker's one runner (its queue's drain, or the reducer thread
-    // for an inline worker): the next synchronous run's number, used only
-    // when the loop is observed.
     @exclusivity(unchecked) nonisolated(unsafe) private var nextSyncRunID: UInt64 = 0
 
-    init(index: Int, feedback: Feedback<State, Event>, queue: DispatchQueue, core: LoopCore<State, Event>) {
+    init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
         self.index = index
         self.feedback = feedback
-        self.queue = queue
+        self.queue = feedback.runsOnReducerThread ? nil : feedback.queue
         self.core = core
-        self.idleSpins = core.options.feedbackSpinsBeforeIdle
         self.filter = feedback.filter
+        self.reports = core.hub == nil ? nil : OrderedReports()
         if case .sync(let effect) = feedback.effect {
             syncEffect = effect
         } else {
@@ -83,11 +95,15 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         } else {
             (streamStates, streamInput) = (nil, nil)
         }
+        if let queue, syncEffect == nil {
+            taskExecutor = QueueTaskExecutor(queue: queue)
+        } else {
+            taskExecutor = nil
+        }
         LiveCounts.feedbackWorkers.wrappingIncrement(ordering: .relaxed)
     }
 
     deinit {
-        deliveries.destroy()
         LiveCounts.feedbackWorkers.wrappingDecrement(ordering: .relaxed)
     }
 
@@ -104,7 +120,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         if lateStop { subscription.cancel() }
     }
 
-    /// Queues a batch of states for the feedback. Reducer thread only.
+    /// Queues a batch of states for the feedback's queue. Runner only.
     func deliver(_ states: UnsafeBufferPointer<State>) {
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
@@ -113,25 +129,29 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             mailbox.scheduled = true
             return true
         }
-        deliveries.wrappingIncrement(ordering: .releasing)
-        if schedule { queue.async { self.drainMailbox() } }
+        if schedule, let queue { queue.async { self.drainMailbox() } }
     }
 
-    /// Runs a synchronous feedback on the reducer thread. Reducer thread only.
+    /// Handles one state on the loop's runner (a feedback with no queue).
+    /// Runner only.
     @inline(__always)
     func runInline(_ state: State) {
+        guard let syncEffect else {
+            handle(state)
+            return
+        }
         if let filter, !filter(state) { return }
-        // Spelled out rather than through runSync: through it,
-        // feedback-loop-inline measured ~10% slower (8.7 vs 9.8 M/s, A/B).
+        // Spelled out rather than through runSync: through it, the inline
+        // feedback round trip measured ~10% slower.
         if let hub = core.hub {
-            runSyncObserved(syncEffect!, state, hub: hub)
-        } else if let event = syncEffect!(state) {
+            runSyncObserved(syncEffect, state, hub: hub)
+        } else if let event = syncEffect(state) {
             _ = core.emit(event)
         }
     }
 
-    // A synchronous run on the serial drain (earlier runs have returned),
-    // reported to the loop's observers if any.
+    // A synchronous run on the worker's one runner (earlier runs have
+    // returned), reported to the loop's observers if any.
     private func runSync(_ effect: @Sendable (State) -> Event?, _ state: State) {
         if let hub = core.hub {
             runSyncObserved(effect, state, hub: hub)
@@ -152,7 +172,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Stops the worker: no further runs, every live run cancelled, the gear
-    /// detached. Events emitted by runs afterwards are discarded.
+    /// detached. Events emitted by runs afterwards are discarded. Runner only.
     func stop() {
         mailbox.withLock { mailbox in
             mailbox.stopped = true
@@ -162,37 +182,31 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             runs.stopped = true
             runs.generation &+= 1
             let live = runs.tasks
-            if let hub = core.hub {
-                for id in live.keys.sorted() { hub.effectCancelled(EffectRun(feedbackIndex: index, id: id)) }
+            if let reports, let hub = core.hub {
+                for id in live.keys.sorted() {
+                    let run = EffectRun(feedbackIndex: index, id: id)
+                    reports.append { hub.effectCancelled(run) }
+                }
             }
             runs.tasks.removeAll()
             let attachment = runs.attachment
             runs.attachment = nil
             return (live, attachment)
         }
+        reports?.drain()
         streamInput?.finish()
         for task in tasks.values { task.cancel() }
         core.counters.runsCancelled.wrappingIncrement(by: tasks.count, ordering: .relaxed)
         attachment?.cancel()
     }
 
-    // On `queue`: handle everything queued. When the mailbox runs dry, poll
-    // briefly for new states (a thread wake-up costs ~13 us; a round trip
-    // reducer -> feedback -> reducer should not pay it every time), then give
-    // the queue back.
+    // On `queue`: handle everything queued, then give the queue back.
     private func drainMailbox() {
         while true {
             if takeBatch() {
                 while !draining.isEmpty { handle(draining.removeFirst()) }
                 continue
             }
-            let seen = deliveries.load(ordering: .acquiring)
-            var spins = 0
-            while spins < idleSpins, deliveries.load(ordering: .acquiring) == seen {
-                spindle_cpu_relax()
-                spins += 1
-            }
-            if deliveries.load(ordering: .acquiring) != seen { continue }
             let idle = mailbox.withLock { mailbox -> Bool in
                 guard mailbox.pending.isEmpty || mailbox.stopped else { return false }
                 mailbox.scheduled = false
@@ -251,8 +265,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
                 runs.generation &+= 1
                 cancelled = runs.tasks
                 runs.tasks.removeAll(keepingCapacity: true)
-                if let hub {
-                    for id in cancelled.keys.sorted() { hub.effectCancelled(EffectRun(feedbackIndex: index, id: id)) }
+                if let reports, let hub {
+                    for id in cancelled.keys.sorted() {
+                        let run = EffectRun(feedbackIndex: index, id: id)
+                        reports.append { hub.effectCancelled(run) }
+                    }
                 }
             }
             let generation = runs.generation
@@ -263,12 +280,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
                 self.emit(event, generation: generation, run: run)
             }
             core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
-            // Observers hear of a run's start, cancellation and end under
-            // this lock, so in that order.
-            hub?.effectStarted(run)
+            // Observers hear of a run's start, cancellation and end in the
+            // order this lock decides them.
+            if let reports, let hub { reports.append { hub.effectStarted(run) } }
             // Inserted under the lock, so `finished(id)` cannot run first.
             LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
-            runs.tasks[id] = Task { [self] in
+            runs.tasks[id] = Task(executorPreference: taskExecutor) { [self] in
                 defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
                 do {
                     try await body(emitter)
@@ -282,6 +299,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             }
             return cancelled
         }
+        reports?.drain()
         for task in cancelled.values { task.cancel() }
         if !cancelled.isEmpty {
             core.counters.runsCancelled.wrappingIncrement(by: cancelled.count, ordering: .relaxed)
@@ -291,21 +309,40 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private func finished(_ run: EffectRun) {
         runs.withLock { runs in
             _ = runs.tasks.removeValue(forKey: run.id)
-            core.hub?.effectFinished(run)
+            if let reports, let hub = core.hub { reports.append { hub.effectFinished(run) } }
         }
+        reports?.drain()
     }
 
-    // Any thread: a run's event. Emitted under the lock, so a cancellation
-    // (which takes the same lock) either precedes it (discarded) or follows it.
+    // Any thread: a run's event. Enqueued under the lock, so a cancellation
+    // (which takes the same lock) either precedes it (discarded) or follows
+    // it. A full `.block` queue is waited for outside the lock.
     private func emit(_ event: Event, generation: UInt64, run: EffectRun) -> Bool {
         let cancelOnNewState = feedback.strategy == .cancelOnNewState
-        return runs.withLock { runs in
-            if runs.stopped || (cancelOnNewState && runs.generation != generation) {
-                core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
-                core.hub?.lateEventDiscarded(event, from: run)
-                return false
+        while true {
+            let outcome = runs.withLock { runs -> RunEmit in
+                if runs.stopped || (cancelOnNewState && runs.generation != generation) {
+                    core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
+                    if let reports, let hub = core.hub { reports.append { hub.lateEventDiscarded(event, from: run) } }
+                    return .late
+                }
+                switch core.emitWithoutWaiting(event) {
+                case .accepted: return .accepted
+                case .dropped, .stopped: return .refused
+                case .full: return .full
+                }
             }
-            return core.emitFromEffect(event)
+            switch outcome {
+            case .accepted:
+                return true
+            case .refused:
+                return false
+            case .late:
+                reports?.drain()
+                return false
+            case .full:
+                core.waitForSpace()
+            }
         }
     }
 }

@@ -3,23 +3,31 @@ import Atomics
 import Dispatch
 
 /// The engine behind a ``SpinLoop``: the gate that decides what `emit`
-/// accepts, the event queue, the reducer thread and the feedback workers.
+/// accepts, the event queue, the slices its executor runs, the feedback
+/// workers.
 ///
 /// The gate: every emit runs inside an RCU read-side section (liburcu's
 /// urcu-bp, `spindle_gate_enter`/`exit`): it reads `closed` and, if the loop
-/// is open, enqueues before leaving the section. Stop sets `closed`; the
-/// reducer then waits for a grace period (`spindle_gate_wait_for_emitters`),
-/// after which every emit that missed `closed` has enqueued and every later
-/// one sees it. So an emit either answers `.stopped` or its event is in the
-/// queue before the final drain: nothing accepted is lost. The section costs
-/// a thread-local store (urcu-bp moves the barrier to the grace period),
-/// where a shared in-flight counter cost a locked RMW per emit. An emit that
-/// must wait (a full `.block` ring) waits outside the section.
+/// is open, enqueues before leaving the section. Stop sets `closed` and asks
+/// liburcu to call back after a grace period (`call_rcu`), after which every
+/// emit that missed `closed` has enqueued and every later one sees it; only
+/// then does the loop's last slice drain and finish. So an emit either
+/// answers `.stopped` or its event is reduced: nothing accepted is lost, and
+/// no executor thread ever waits for the grace period. The section costs a
+/// thread-local store (urcu-bp moves the barrier to the grace period).
+///
+/// Scheduling (see `ScheduledLoop` and `Model/PROTOCOL.md`): the emit that
+/// finds the loop idle schedules it on its executor; one runner at a time
+/// runs a slice of at most `options.maxBatch` events.
 ///
 /// Thread safety: `emit`, `stop`, `requestStop`, `state` from any thread.
-/// Properties marked "reducer thread only" are touched by that thread alone
-/// (checked in debug builds by `preconditionOnReducerThread()`).
-final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
+/// Properties marked "runner only" are touched only inside a slice, by the
+/// one thread running it (checked in debug builds by `assertOnRunner()`);
+/// consecutive runners are ordered by the scheduling state's CAS.
+// `@unchecked Sendable`, restated from `ScheduledLoop` (a class hierarchy
+// cannot be checked): every stored property below is immutable, an atomic,
+// protected by a lock, or runner only, as its label says.
+final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecked Sendable {
     let options: SpinOptions
     /// The reducer's function and `observers.hasPending`, stored directly so
     /// that the per-event path loads them without generic field-offset lookups.
@@ -28,9 +36,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     // The event queue, concretely typed (an existential would stop the
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`. Unwrapped with `!` (a branch), not
-    // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds,
-    // which looks up Optional<Queue<Event>> metadata on every call (a lock
-    // convoy in the runtime under TSan, from the idle poll).
+    // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
     let queueTag: QueueTag
     let lockFreeQueue: LockFreeQueue<Event>?
     let ringQueue: RingQueue<Event>?
@@ -38,8 +44,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
     let observers = StateObservers<State>()
-    /// Wakes the reducer thread when events arrive.
-    let parker = Parker()
     /// The spin's observers (see ``SpinObserver``); nil when it has none,
     /// which keeps every observer call off the engine's paths.
     let hub: ObserverHub<State, Event>?
@@ -52,54 +56,58 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
     /// atomic: set once by stop; read by every emit inside its gate section
     /// (read-mostly line).
     let closed = UnsafeAtomic<Bool>.create(false)
-    /// atomic: 0 until the first stop request, then 1 (drain) or 2
-    /// (discard): set once by compare-exchange, so the first request wins.
-    let stopMode = ManagedAtomic<Int>(0)
-    /// atomic: the reducer thread's id, 0 until it starts.
-    let reducerThreadToken = UnsafeAtomic<UInt>.create(0)
-    /// atomic: 0 joinable, 1 joined by stop, 2 detached (loop released).
-    let joinState = ManagedAtomic<Int>(0)
+    /// atomic: the first stop request's mode (set once by CAS: the first
+    /// request wins).
+    let stopRequest = UnsafeAtomic<StopRequest>.create(.none)
+    /// atomic: set by the grace-period callback: no emit is still on its way
+    /// into the queue, so the runner may drain and finish.
+    let graceDone = UnsafeAtomic<Bool>.create(false)
 
-    private struct Completion {
+    struct Completion {
         var report: StopReport?
         var waiters: [CheckedContinuation<StopReport, Never>] = []
     }
 
     // protected by lock: the final report and the stop calls waiting for it.
-    private let completion = Lock(Completion())
-    // Set once in start(), before any other thread can see the core.
-    nonisolated(unsafe) private(set) var thread: OSThread?
+    let completion = Lock(Completion())
 
-    // reducer thread only: the running state, the states of the current
-    // batch, events emitted on the reducer thread itself, the workers.
+    // runner only: the running state, the states of the current batch,
+    // events emitted on the runner itself, the workers.
     // (Raw buffers and scalars rather than Array/Deque/tuples: see RawFIFO.)
-    // `@exclusivity(unchecked)`: one thread touches them, so the dynamic
-    // exclusivity checks (~5% of the reducer's time) prove nothing.
+    // `@exclusivity(unchecked)`: one thread at a time touches them, so the
+    // dynamic exclusivity checks (~5% of the reducer's time) prove nothing.
     // The state lives behind a pointer, not in a stored property: the reducer
     // passes `statePointer.pointee` to the user's reducer by address, where a
     // generic class property is first copied out (a value-witness call per
-    // event, the reducer thread's largest cost in reduce-1p).
-    nonisolated(unsafe) let statePointer: UnsafeMutablePointer<State>
+    // event, the reducer's largest cost in reduce-1p).
+    let statePointer: UnsafeMutablePointer<State>
     var state: State {
         @inline(__always) get { statePointer.pointee }
     }
-    @exclusivity(unchecked) nonisolated(unsafe) var batchStates = RawBatch<State>()
-    @exclusivity(unchecked) nonisolated(unsafe) var reentrant = RawFIFO<Event>()
-    @exclusivity(unchecked) nonisolated(unsafe) var reducedCount = 0
+    @exclusivity(unchecked) var batchStates = RawBatch<State>()
+    @exclusivity(unchecked) var reentrant = RawFIFO<Event>()
+    @exclusivity(unchecked) var reducedCount = 0
+    @exclusivity(unchecked) var discardedCount = 0
+    /// Whether the first slice (the initial state's delivery) has run.
+    @exclusivity(unchecked) var started = false
     /// Whether the current batch collects each state (for feedbacks or observers).
-    @exclusivity(unchecked) nonisolated(unsafe) var collecting = false
+    @exclusivity(unchecked) var collecting = false
     /// Where waiting `states` observers start in this batch: they get
     /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
     /// -1: no observer waiting.
-    @exclusivity(unchecked) nonisolated(unsafe) var observerBaseIndex = -1
-    @exclusivity(unchecked) nonisolated(unsafe) var observerBaseState: State
-    nonisolated(unsafe) var dispatchedWorkers: [FeedbackWorker<State, Event>] = []
-    nonisolated(unsafe) var inlineWorkers: [FeedbackWorker<State, Event>] = []
-    nonisolated(unsafe) var attachedWorkers: [FeedbackWorker<State, Event>] = []
-    @exclusivity(unchecked) nonisolated(unsafe) var hasDispatchedWorkers = false
-    @exclusivity(unchecked) nonisolated(unsafe) var hasInlineWorkers = false
+    @exclusivity(unchecked) var observerBaseIndex = -1
+    @exclusivity(unchecked) var observerBaseState: State
+    /// Feedbacks with a queue of their own: states are handed over in batches.
+    var queuedWorkers: [FeedbackWorker<State, Event>] = []
+    /// Feedbacks without a queue: they run on the loop's executor, after
+    /// each reduction, in declaration order.
+    var inlineWorkers: [FeedbackWorker<State, Event>] = []
+    var attachedWorkers: [FeedbackWorker<State, Event>] = []
+    @exclusivity(unchecked) var hasQueuedWorkers = false
+    @exclusivity(unchecked) var hasInlineWorkers = false
 
-    init(spin: Spin<State, Event>, options: SpinOptions) {
+    /// Creates a loop to run on `executor` (started by `start(spin:)`).
+    init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
         self.options = options
         self.reduceFunction = spin.reducer.reduceInPlace
         self.observersPending = observers.hasPending
@@ -125,69 +133,94 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
+        super.init(executor: executor)
         LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
     }
 
     deinit {
         closed.destroy()
         acceptedCount.destroy()
-        reducerThreadToken.destroy()
+        stopRequest.destroy()
+        graceDone.destroy()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
     }
 
-    /// Creates the workers, attaches gear feedbacks and starts the reducer
-    /// thread. Called once, by `SpinLoop.init`.
-    func start(spin: Spin<State, Event>) {
+    /// Registers the loop with its executor (starting a dedicated thread),
+    /// creates the workers, attaches gear feedbacks and schedules the first
+    /// slice (which delivers the initial state). Called once, by `SpinLoop`.
+    /// - Throws: when the executor cannot take the loop; the loop is then
+    ///   stopped from birth (every emit answers `.stopped`).
+    func start(spin: Spin<State, Event>) throws(SpinExecutorError) {
+        do {
+            try register()
+        } catch {
+            closed.store(true, ordering: .sequentiallyConsistent)
+            _ = stopRequest.compareExchange(expected: .none, desired: .drain, ordering: .sequentiallyConsistent)
+            schedulingState.store(.finished, ordering: .sequentiallyConsistent)
+            observers.finish(final: state)
+            complete(with: StopReport(reduced: 0, discarded: 0))
+            throw error
+        }
         for (index, feedback) in spin.feedbacks.enumerated() {
-            let queue = feedback.queue ?? spin.executionQueue
-                ?? DispatchQueue(label: "spindle.feedback.\(index)")
-            let worker = FeedbackWorker(index: index, feedback: feedback, queue: queue, core: self)
+            let worker = FeedbackWorker(index: index, feedback: feedback, core: self)
             if case .attached = feedback.effect {
                 attachedWorkers.append(worker)
-            } else if feedback.runsOnReducerThread {
+            } else if worker.queue == nil {
                 inlineWorkers.append(worker)
             } else {
-                dispatchedWorkers.append(worker)
+                queuedWorkers.append(worker)
             }
         }
-        hasDispatchedWorkers = !dispatchedWorkers.isEmpty
+        hasQueuedWorkers = !queuedWorkers.isEmpty
         hasInlineWorkers = !inlineWorkers.isEmpty
-        // Attached before the thread starts: gear events sent right after
+        // Attached before the first slice: gear events sent right after
         // start() are queued, not missed.
         for worker in attachedWorkers { worker.attach() }
-        LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed)
-        thread = OSThread.spawn(name: "spindle-reducer") { [self] in
-            defer { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
-            runReducerThread()
+        scheduleFirstRun()
+    }
+
+    private func register() throws(SpinExecutorError) {
+        if let pool = executor as? PoolCore {
+            guard pool.register(self) else { throw pool.refusal }
+        } else if let dedicated = executor as? DedicatedThreadExecutor {
+            _ = dedicated.register(self)
+            try dedicated.start(running: self)
+        } else {
+            _ = executor.register(self)
         }
+    }
+
+    override var budget: Int { options.maxBatch }
+
+    // The scheduling protocol's hooks (see ScheduledLoop); the bodies are in
+    // LoopCore+Slice.swift and LoopCore+Stop.swift.
+    override func runSlice(budget: Int) -> SliceOutcome { slice(budget: budget) }
+    override func hasVisibleWork() -> Bool { visibleWork }
+    override func runnerSeesWork() -> Bool { runnerWork }
+    override func requestStopForShutdown() { requestStop(.drain) }
+    override func gracePeriodEnded() { graceEnded() }
+
+    /// Crashes in debug builds when called outside a slice of this loop.
+    @inline(__always)
+    func assertOnRunner() {
+        assert(isOnRunner, "Spindle: runner-only code ran outside the loop's slice")
     }
 
     // MARK: Emitting
 
-    @inline(__always)
-    var isOnReducerThread: Bool {
-        reducerThreadToken.load(ordering: .relaxed) == currentThreadToken()
-    }
-
-    /// Crashes in debug builds when called off the reducer thread.
-    @inline(__always)
-    func preconditionOnReducerThread() {
-        assert(isOnReducerThread, "Spindle: reducer-thread-only code ran on another thread")
-    }
-
     /// Accepts `event` for reduction, or says why not. Any thread.
     @inline(__always)
     func emit(_ event: Event) -> EmitResult {
-        if isOnReducerThread { return emitOnReducerThread(event) }
+        if isOnRunner { return emitOnRunner(event) }
         spindle_gate_enter()
         // Relaxed: the grace period orders stop's store against this load.
         if closed.load(ordering: .relaxed) {
             spindle_gate_exit()
             return rejectAfterStop(event)
         }
-        if tryEnqueueAndNotify(event) {
+        if tryEnqueueAndWake(event) {
             spindle_gate_exit()
             if let hub { accepted(event, hub: hub) }
             return .accepted
@@ -216,10 +249,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         emit(event) == .accepted
     }
 
-    // The reducer thread never waits on its own queue: its events go to a
-    // local deque reduced before the next batch, so a full bounded queue
-    // cannot deadlock it.
-    private func emitOnReducerThread(_ event: Event) -> EmitResult {
+    // The runner never waits on its own queue: its events go to a local
+    // deque reduced before the next batch, so a full bounded queue cannot
+    // deadlock it.
+    private func emitOnRunner(_ event: Event) -> EmitResult {
         if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
         reentrant.append(event)
         if let hub { accepted(event, hub: hub) }
@@ -234,23 +267,17 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         }
         switch policy {
         case .dropNewest:
-            counters.dropped.wrappingIncrement(ordering: .relaxed)
-            hub?.eventDropped(event)
-            return .dropped
+            return drop(event)
         case .block:
             while true {
-                // Wait outside the section: stop's grace period must not wait
-                // for a producer that waits for the reducer. Wake-ups come
-                // from the reducer releasing slots, and from stop; the
-                // timeout is a safety net, not the mechanism.
+                // Wait outside the section: the grace period must not wait
+                // for a producer that waits for the runner.
                 spindle_gate_exit()
-                ring.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
-                    ring.depth < ring.capacity || closed.load(ordering: .relaxed)
-                }
+                waitForSpace()
                 spindle_gate_enter()
                 if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
                 if ring.tryEnqueue(event) {
-                    parker.notifyAfterRMW()
+                    wake()
                     if let hub { accepted(event, hub: hub) }
                     return .accepted
                 }
@@ -258,33 +285,69 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
+    private func drop(_ event: Event) -> EmitResult {
+        counters.dropped.wrappingIncrement(ordering: .relaxed)
+        hub?.eventDropped(event)
+        return .dropped
+    }
+
+    /// Waits (outside any gate section and any lock) until the bounded
+    /// queue has space or the loop is closed. Wake-ups come from the runner
+    /// releasing slots, and from stop; the timeout is a safety net, not the
+    /// mechanism.
+    func waitForSpace() {
+        guard let ring = ringQueue else { return }
+        ring.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
+            ring.depth < ring.capacity || closed.load(ordering: .relaxed)
+        }
+    }
+
+    /// An emit that never waits, for effect runs that hold a lock: `.full`
+    /// instead of waiting when a `.block` bounded queue is full (the caller
+    /// waits with `waitForSpace()` after releasing its lock, then retries).
+    func emitWithoutWaiting(_ event: Event) -> EmitAttempt {
+        if isOnRunner { return EmitAttempt(emitOnRunner(event)) }
+        spindle_gate_enter()
+        defer { spindle_gate_exit() }
+        if closed.load(ordering: .relaxed) { return EmitAttempt(rejectAfterStop(event)) }
+        if tryEnqueueAndWake(event) {
+            if let hub { accepted(event, hub: hub) }
+            return .accepted
+        }
+        if case .bounded(_, .dropNewest) = options.queue { return EmitAttempt(drop(event)) }
+        return .full
+    }
+
     // MARK: The queue
 
-    /// Enqueues and wakes the reducer if it sleeps; false when the ring is full.
+    /// Enqueues and schedules the loop if it is idle; false when the ring
+    /// is full.
     @inline(__always)
-    func tryEnqueueAndNotify(_ event: Event) -> Bool {
+    func tryEnqueueAndWake(_ event: Event) -> Bool {
         switch queueTag {
         case .lockFree:
             lockFreeQueue!.tryEnqueue(event)
             // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
-            // between it and the parker's load of its waiter count.
-            parker.notifyAfterRMW()
+            // before `wake` reads the scheduling state (the Dekker pair).
+            wake()
             return true
         case .ring:
             guard ringQueue!.tryEnqueue(event) else { return false }
-            // The ring's claim is a seq_cst RMW on its tail, and the sleeping
-            // reducer re-checks the tail (depth), so no fence is needed here
-            // (a reducer woken before the publish spins until it lands).
-            parker.notifyAfterRMW()
+            // The ring's claim is a seq_cst RMW on its tail, which the runner
+            // re-checks (depth) after going idle; a runner scheduled before
+            // the publish lands finds a run of 0 and re-checks again.
+            wake()
             return true
         case .baseline:
             baselineQueue!.tryEnqueue(event)
-            parker.notify()
+            // A mutex unlock is only a release: fence before reading the state.
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            wake()
             return true
         }
     }
 
-    /// Reducer thread only.
+    /// Runner only.
     @inline(__always)
     func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         switch queueTag {
@@ -294,7 +357,18 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// Reducer thread only.
+    /// Whether the queue looks empty to a thread that is not its consumer
+    /// (the runner's re-check after going idle, when another runner may
+    /// already own the queue): reads only what producers write.
+    var queueLooksEmpty: Bool {
+        switch queueTag {
+        case .lockFree: lockFreeQueue!.looksEmpty
+        case .ring: ringQueue!.isEmpty
+        case .baseline: baselineQueue!.looksEmpty
+        }
+    }
+
+    /// Runner only (reads the consumer's private batch).
     var queueIsEmpty: Bool {
         switch queueTag {
         case .lockFree: lockFreeQueue!.isEmpty
@@ -320,59 +394,22 @@ final class LoopCore<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    // MARK: Stopping
+    // MARK: Stopping: see LoopCore+Stop.swift
+}
 
-    /// Closes the gate and wakes everyone who must notice. Any thread.
-    func requestStop(_ mode: StopMode) {
-        _ = stopMode.compareExchange(
-            expected: 0, desired: mode == .discardPending ? 2 : 1, ordering: .relaxed)
-        closed.store(true, ordering: .sequentiallyConsistent)
-        parker.notify()
-        ringQueue?.spaceParker.notify()
-    }
+/// The answer of `LoopCore.emitWithoutWaiting`.
+enum EmitAttempt {
+    case accepted, dropped, stopped
+    /// A `.block` bounded queue is full: wait for space, then try again.
+    case full
 
-    /// Stops the loop and waits for the reducer thread to finish and exit.
-    func stop(_ mode: StopMode) async -> StopReport {
-        requestStop(mode)
-        let report = await withCheckedContinuation { (continuation: CheckedContinuation<StopReport, Never>) in
-            completion.withLock { completion in
-                if let report = completion.report {
-                    continuation.resume(returning: report)
-                } else {
-                    completion.waiters.append(continuation)
-                }
-            }
-        }
-        // The thread resumed us as its last act: joining waits microseconds.
-        if joinState.compareExchange(expected: 0, desired: 1, ordering: .acquiringAndReleasing).exchanged {
-            thread?.join()
-        }
-        return report
-    }
-
-    /// The loop was released without stop: stop it in the background, and
-    /// let the thread clean up after itself.
-    func releaseWithoutStop() {
-        requestStop(.drain)
-        if joinState.compareExchange(expected: 0, desired: 2, ordering: .acquiringAndReleasing).exchanged {
-            thread?.detach()
+    init(_ result: EmitResult) {
+        switch result {
+        case .accepted: self = .accepted
+        case .dropped: self = .dropped
+        case .stopped: self = .stopped
         }
     }
-
-    /// Called by the reducer thread when it is done: publishes the report
-    /// and resumes every waiting stop.
-    func complete(with report: StopReport) {
-        hub?.loopStopped(report)
-        let waiters = completion.withLock { completion in
-            completion.report = report
-            let waiters = completion.waiters
-            completion.waiters = []
-            return waiters
-        }
-        for waiter in waiters { waiter.resume(returning: report) }
-    }
-
-    var isStopped: Bool { completion.withLock { $0.report != nil } }
 }
 
 /// Which of a loop's three queue slots is in use.

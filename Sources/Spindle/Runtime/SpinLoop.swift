@@ -1,5 +1,6 @@
-/// A running feedback loop: one reducer thread, feedback workers on dispatch
-/// queues, and a lock-free event queue between them.
+/// A running feedback loop: a lock-free event queue feeding a reducer that
+/// its executor runs (by default the shared ``ReducerPool``), and feedbacks
+/// on that executor or on dispatch queues.
 ///
 /// Create one with ``Spin/start(options:)``. Emit events from any thread;
 /// read ``state`` from any thread without a lock; observe every state with
@@ -17,34 +18,53 @@
 /// including concurrently with `stop`.
 public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     let core: LoopCore<State, Event>
+    /// Why the loop could not start, or nil. A loop that could not start is
+    /// stopped from birth: every emit answers ``EmitResult/stopped``, and
+    /// ``stop(_:)`` returns at once with nothing reduced.
+    public let startError: SpinExecutorError?
 
-    init(spin: Spin<State, Event>, options: SpinOptions) {
-        let prepared = PreparedSpin(spin)  // this loop's own effect runtime, if any
-        core = LoopCore(spin: prepared.spin, options: options)
+    /// Starts `spin`; a failure to start is kept in `startError` (and logged).
+    /// `beforeStart` runs once the loop exists, before its first slice can run.
+    init(spin: Spin<State, Event>, options: SpinOptions, beforeStart: (LoopCore<State, Event>) -> Void = { _ in }) {
+        let prepared = PreparedSpin(spin)
+        let choice = options.executor ?? prepared.spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
+        core = LoopCore(
+            spin: prepared.spin, options: options,
+            executor: choice.makeExecutor(spinsBeforeParking: options.spinsBeforeParking))
         prepared.connect(to: core)
-        core.start(spin: prepared.spin)
+        beforeStart(core)
+        var failure: SpinExecutorError?
+        do {
+            try core.start(spin: prepared.spin)
+        } catch {
+            options.logger.error("\(error.description)")
+            failure = error
+        }
+        startError = failure
     }
 
-    /// Starts a loop with a `states` stream subscribed before the reducer
-    /// thread starts, so the stream begins with the initial state even when
-    /// the loop moves on at once (`states` on a running loop begins with the
-    /// state current when it is read).
+    /// Starts `spin`, or throws why it cannot start.
+    static func tryStart(spin: Spin<State, Event>, options: SpinOptions) throws(SpinExecutorError) -> SpinLoop {
+        let loop = SpinLoop(spin: spin, options: options)
+        if let error = loop.startError { throw error }
+        return loop
+    }
+
+    /// Starts a loop with a `states` stream subscribed before its first
+    /// slice, so the stream begins with the initial state even when the loop
+    /// moves on at once (`states` on a running loop begins with the state
+    /// current when it is read).
     static func startObserved(spin: Spin<State, Event>, options: SpinOptions)
         -> (loop: SpinLoop<State, Event>, states: AsyncStream<State>) {
-        let prepared = PreparedSpin(spin)
-        let loop = SpinLoop(unstarted: prepared, options: options)
-        let states = loop.states
-        loop.core.start(spin: prepared.spin)
-        return (loop, states)
-    }
-
-    private init(unstarted prepared: PreparedSpin<State, Event>, options: SpinOptions) {
-        core = LoopCore(spin: prepared.spin, options: options)
-        prepared.connect(to: core)
+        var states: AsyncStream<State>?
+        let loop = SpinLoop(spin: spin, options: options) { core in
+            states = core.observers.subscribe { [core] in core.wake() }
+        }
+        return (loop, states!)
     }
 
     /// Releasing the last reference stops the loop: it drains what was
-    /// accepted, cancels effects, and its thread exits on its own.
+    /// accepted, cancels effects, and leaves its executor on its own.
     deinit {
         core.releaseWithoutStop()
     }
@@ -57,7 +77,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// in reduction order. It ends when the loop stops (after the final
     /// state); on a stopped loop it yields the final state and ends.
     public var states: AsyncStream<State> {
-        core.observers.subscribe { [core] in core.parker.notify() }
+        core.observers.subscribe { [core] in core.wake() }
     }
 
     /// Sends an event to the loop. Any thread; lock-free on the default queue.
@@ -75,8 +95,9 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
 
     /// Stops the loop: no event is accepted after this call begins; with
     /// ``StopMode/drain`` (the default) every accepted event is reduced first.
-    /// Then every effect is cancelled, the state streams end, and the reducer
-    /// thread is joined. Calling it again (or concurrently) waits for the same
+    /// Then every effect is cancelled, the state streams end, and the loop
+    /// leaves its executor (a dedicated thread exits on its own: the call
+    /// never blocks a thread, and never joins one from async code). Calling it again (or concurrently) waits for the same
     /// stop and returns the same report; the first call's mode wins.
     ///
     /// - Parameter mode: drain (default) or discard the pending events.
@@ -86,7 +107,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         await core.stop(mode)
     }
 
-    /// True once the loop has stopped (its reducer thread finished).
+    /// True once the loop has stopped (its last slice ran).
     public var isStopped: Bool { core.isStopped }
 
     /// The loop's counters: events reduced and dropped, effect runs started and

@@ -18,13 +18,8 @@ func currentThreadToken() -> UInt {
     #endif
 }
 
-/// A joinable OS thread running `body`, named `name` (at most 15 bytes on
-/// Linux).
-struct OSThread: @unchecked Sendable {
-    // @unchecked: pthread_t is a plain id (an integer on Linux, an opaque
-    // pointer on Darwin) that pthread functions accept from any thread.
-    let handle: pthread_t
-
+/// OS threads for the executors, named `name` (at most 15 bytes on Linux).
+enum OSThread {
     private final class Start {
         let name: String
         let body: () -> Void
@@ -34,30 +29,31 @@ struct OSThread: @unchecked Sendable {
         }
     }
 
-    static func spawn(name: String, _ body: @escaping @Sendable () -> Void) -> OSThread {
+    /// Starts a detached thread running `body`; nobody joins it (it ends
+    /// when `body` returns). Throws when the system refuses a thread.
+    static func spawnDetached(name: String, _ body: @escaping @Sendable () -> Void) throws(SpinExecutorError) {
         let start = Unmanaged.passRetained(Start(name: name, body: body)).toOpaque()
+        var attributes = pthread_attr_t()
+        pthread_attr_init(&attributes)
+        defer { pthread_attr_destroy(&attributes) }
+        pthread_attr_setdetachstate(&attributes, Int32(PTHREAD_CREATE_DETACHED))
         #if canImport(Darwin)
         var handle: pthread_t?
         #else
         var handle = pthread_t()
         #endif
-        let result = pthread_create(&handle, nil, { context in
+        let result = pthread_create(&handle, &attributes, { context in
             let start = Unmanaged<Start>.fromOpaque(context!).takeRetainedValue()
             spindle_thread_set_name(start.name)
             start.body()
             return nil
         }, start)
-        precondition(result == 0, "Spindle: pthread_create failed (\(result))")
-        #if canImport(Darwin)
-        return OSThread(handle: handle!)
-        #else
-        return OSThread(handle: handle)
-        #endif
+        if result != 0 {
+            Unmanaged<Start>.fromOpaque(start).release()
+            throw .threadUnavailable(errno: result)
+        }
     }
 
-    func join() { pthread_join(handle, nil) }
-
-    func detach() { pthread_detach(handle) }
 }
 
 /// Gives the CPU to another thread.

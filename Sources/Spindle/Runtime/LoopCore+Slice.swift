@@ -1,0 +1,196 @@
+import CSpindle
+import Atomics
+
+// A slice of a loop's work, run by its executor (one runner at a time):
+// drain up to a budget of events, reduce each in order, run the inline
+// feedbacks after each reduction, publish the state, hand the batch's states
+// to queued feedbacks and observers. The stop's last slice drains and
+// finishes.
+extension LoopCore {
+    func slice(budget: Int) -> SliceOutcome {
+        assertOnRunner()
+        if !started { deliverInitialState() }
+        let stop = stopRequest.load(ordering: .relaxed)
+        if stop == .discard {
+            // Checked every slice, so a discarding stop takes effect at once.
+            discardedCount &+= throwAwayQueued(max: budget)
+        } else {
+            collecting = hasQueuedWorkers || observers.isObserved.load(ordering: .relaxed)
+            let reduced: Int
+            if let hub {
+                reduced = reduceBatchObserved(max: budget, hub: hub)
+            } else {
+                let fromQueue = drainQueue(max: budget) { payload in reduce(movingFrom: payload) }
+                let fromRunner = reduceReentrant(max: budget)
+                reduced = fromQueue + fromRunner
+                if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+                    publish()
+                }
+                if fromQueue == budget || fromRunner == budget { return .more }
+            }
+            if reduced >= budget { return .more }
+            if !graceDone.load(ordering: .acquiring) { return .drained(reduced: reduced) }
+        }
+        // The grace period is over: no emit is on its way into the queue.
+        guard graceDone.load(ordering: .acquiring) else { return .drained(reduced: 0) }
+        if !queueIsEmpty || !reentrant.isEmpty { return .more }
+        finish()
+        return .finished
+    }
+
+    var visibleWork: Bool {
+        !queueLooksEmpty || observersPending.load(ordering: .relaxed) || graceDone.load(ordering: .relaxed)
+    }
+
+    var runnerWork: Bool {
+        !queueIsEmpty || !reentrant.isEmpty || observersPending.load(ordering: .relaxed)
+            || graceDone.load(ordering: .relaxed) || stopRequest.load(ordering: .relaxed) == .discard
+    }
+
+    /// The first slice: observers hear of the start, every feedback sees the
+    /// initial state first.
+    private func deliverInitialState() {
+        started = true
+        let initial = state
+        hub?.loopStarted(initialState: initial)
+        if hasInlineWorkers { runInlineWorkers() }
+        if hasQueuedWorkers {
+            batchStates.append(initial)
+            for worker in queuedWorkers { worker.deliver(batchStates.elements) }
+            batchStates.removeAll()
+        }
+    }
+
+    @inline(__always)
+    // `payload` holds the event; the reducer moves it out.
+    private func reduce(movingFrom payload: UnsafeMutableRawPointer) {
+        // Checked per event, after the event was dequeued: an observer that
+        // subscribed before emitting sees the states its own events make.
+        if observerBaseIndex < 0, observersPending.load(ordering: .relaxed) {
+            observerBaseIndex = batchStates.count
+            observerBaseState = state
+            collecting = true
+        }
+        reduceFunction(&statePointer.pointee, payload)
+        reducedCount &+= 1
+        if hasInlineWorkers { runInlineWorkers() }
+        if collecting { batchStates.append(statePointer.pointee) }
+    }
+
+    // Out of line on purpose: iterating the workers needs generic metadata
+    // (Optional<FeedbackWorker<…>>), and inlined, the compiler fetches it at
+    // the top of `reduce` for every event, inline workers or not.
+    @inline(never)
+    private func runInlineWorkers() {
+        let current = state
+        for worker in inlineWorkers { worker.runInline(current) }
+    }
+
+    // Events emitted on the runner itself (inline feedbacks, gears).
+    private func reduceReentrant(max: Int) -> Int {
+        drainReentrant(max: max) { payload in reduce(movingFrom: payload) }
+    }
+
+    // Hands up to `max` reentrant events to `body`, which moves each out;
+    // returns how many.
+    @inline(__always)
+    private func drainReentrant(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        var count = 0
+        while count < max, !reentrant.isEmpty {
+            reentrant.removeFirst(movingWith: body)
+            count += 1
+        }
+        return count
+    }
+
+    // MARK: Observed loops (a spin with observers; see SpinObserver)
+
+    // A batch as in the slice above, timed and reported to the observers;
+    // with per-event observers, each event is copied before it is reduced
+    // and reported with its new state. Separate from the unobserved path so
+    // that path pays nothing. Returns the events reduced (`max` or more when
+    // work remains).
+    private func reduceBatchObserved(max: Int, hub: ObserverHub<State, Event>) -> Int {
+        let start = ContinuousClock.now
+        var fromQueue: Int
+        var fromRunner: Int
+        if hub.wantsEachEvent {
+            fromQueue = drainQueue(max: max) { payload in reduceReporting(movingFrom: payload, to: hub) }
+            fromRunner = drainReentrant(max: max) { payload in reduceReporting(movingFrom: payload, to: hub) }
+        } else {
+            fromQueue = drainQueue(max: max) { payload in reduce(movingFrom: payload) }
+            fromRunner = reduceReentrant(max: max)
+        }
+        let reduced = fromQueue + fromRunner
+        if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+            publish()
+        }
+        if reduced > 0 {
+            let depth = acceptedCount.load(ordering: .relaxed) &- reducedCount
+            hub.batchReduced(ReductionBatch(
+                events: reduced, totalReduced: reducedCount,
+                queueDepth: Swift.max(depth, 0), duration: ContinuousClock.now - start))
+        }
+        return fromQueue == max || fromRunner == max ? Swift.max(reduced, max) : reduced
+    }
+
+    @inline(never)
+    private func reduceReporting(movingFrom payload: UnsafeMutableRawPointer, to hub: ObserverHub<State, Event>) {
+        let event = payload.assumingMemoryBound(to: Event.self).pointee
+        reduce(movingFrom: payload)
+        hub.eventReduced(event, newState: state, reduction: reducedCount)
+    }
+
+    // A discarding stop throws up to `max` queued events away, telling the
+    // observers; returns how many.
+    private func throwAwayQueued(max: Int) -> Int {
+        let fromQueue = drainQueue(max: max) { payload in throwAway(movingFrom: payload) }
+        return fromQueue + drainReentrant(max: max) { payload in throwAway(movingFrom: payload) }
+    }
+
+    private func throwAway(movingFrom payload: UnsafeMutableRawPointer) {
+        let event = payload.assumingMemoryBound(to: Event.self).move()
+        hub?.eventDiscardedAtStop(event)
+    }
+
+    // End of a batch: the snapshot, the counters, feedbacks, observers.
+    private func publish() {
+        snapshot.publish(state)
+        counters.reduced.store(reducedCount, ordering: .releasing)
+        if hasQueuedWorkers {
+            for worker in queuedWorkers { worker.deliver(batchStates.elements) }
+        }
+        if observers.isObserved.load(ordering: .relaxed) {
+            if observerBaseIndex < 0 {
+                observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
+            } else {
+                observers.deliver(batchStates.elements, pendingFrom: observerBaseIndex, firstState: observerBaseState)
+            }
+        }
+        observerBaseIndex = -1
+        batchStates.removeAll()
+    }
+
+    // The grace period is over and everything accepted is reduced (or
+    // discarded): stop the workers, end the observers, report, and leave
+    // the executor.
+    private func finish() {
+        counters.discardedAtStop.store(discardedCount, ordering: .relaxed)
+        snapshot.publish(state)
+        counters.reduced.store(reducedCount, ordering: .releasing)
+
+        for worker in queuedWorkers + inlineWorkers + attachedWorkers { worker.stop() }
+        observers.finish(final: state)
+        // Break the worker -> core cycles; runs still finishing keep their
+        // worker (and so this core) alive only until they return.
+        queuedWorkers = []
+        inlineWorkers = []
+        attachedWorkers = []
+        batchStates.removeAll()
+        hasQueuedWorkers = false
+        hasInlineWorkers = false
+        lockFreeQueue?.flushFinishedNodes()
+        executor.loopFinished(self)
+        complete(with: StopReport(reduced: reducedCount, discarded: discardedCount))
+    }
+}

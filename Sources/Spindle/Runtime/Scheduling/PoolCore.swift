@@ -1,0 +1,210 @@
+import Atomics
+import CSpindle
+
+/// The machinery behind a ``ReducerPool``: its ready queue, its threads,
+/// its list of live loops, and the shutdown.
+final class PoolCore: LoopExecutor {
+    private struct Registry {
+        /// The live loops, linked through `ScheduledLoop.poolPrevious/Next`.
+        var first: Unmanaged<ScheduledLoop>?
+        var count = 0
+        var shuttingDown = false
+        var threadsStarted = false
+        var startError: SpinExecutorError?
+        /// Shutdown callers waiting for the loops to finish and the threads to exit.
+        var waiters: [CheckedContinuation<Void, Never>] = []
+        var threadsRunning = 0
+        var done = false
+    }
+
+    let name: String
+    let isShared: Bool
+    private let threads: Int
+    // The C ready queue follows its concurrency table: any thread pushes and pops.
+    nonisolated(unsafe) private let readyQueue: OpaquePointer
+    private let parker = Parker()
+    /// atomic: set once the loops are finished and the threads must exit.
+    private let exiting = UnsafeAtomic<Bool>.create(false)
+    // protected by lock
+    private let registry = Lock(Registry())
+    /// How many empty polls a thread makes before it sleeps.
+    private let spinsBeforeParking = 2000
+
+    init(name: String, threads: Int, isShared: Bool) {
+        self.name = name
+        self.threads = threads
+        self.isShared = isShared
+        guard let queue = spindle_runq_create() else { fatalError("Spindle: out of memory creating a pool") }
+        readyQueue = queue
+    }
+
+    deinit {
+        exiting.destroy()
+        spindle_runq_destroy(readyQueue)
+    }
+
+    // MARK: Threads
+
+    /// Starts the threads (once). On failure the threads already started
+    /// exit, and the error is kept for every later start.
+    func startThreads() throws(SpinExecutorError) {
+        let already: (started: Bool, error: SpinExecutorError?) = registry.withLock { registry in
+            defer { registry.threadsStarted = true }
+            return (registry.threadsStarted, registry.startError)
+        }
+        if let error = already.error { throw error }
+        if already.started { return }
+        var started = 0
+        var failure: SpinExecutorError?
+        for index in 0..<threads {
+            registry.withLock { $0.threadsRunning += 1 }
+            if !isShared { LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed) }
+            do {
+                try OSThread.spawnDetached(name: "\(name)-\(index)") { [self] in
+                    runThread()
+                }
+                started += 1
+            } catch {
+                registry.withLock { $0.threadsRunning -= 1 }
+                if !isShared { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
+                failure = error
+                break
+            }
+        }
+        // The shared pool keeps the threads it got; a user's pool is all or nothing.
+        if let failure, !isShared || started == 0 {
+            registry.withLock { $0.startError = failure }
+            exiting.store(true, ordering: .sequentiallyConsistent)
+            parker.notify()
+            throw failure
+        }
+    }
+
+    private func runThread() {
+        defer { threadExited() }
+        while true {
+            if let task = spindle_runq_pop(readyQueue) {
+                let loop = Unmanaged<ScheduledLoop>.fromOpaque(spindle_task_context(task)!).takeRetainedValue()
+                let result = loop.runScheduling(linger: { spindle_runq_is_empty(readyQueue) })
+                if case .reschedule = result { schedule(loop) }
+                continue
+            }
+            if exiting.load(ordering: .acquiring) { return }
+            parker.wait(spins: spinsBeforeParking) { [readyQueue, exiting] in
+                !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
+            }
+        }
+    }
+
+    private func threadExited() {
+        let waiters: [CheckedContinuation<Void, Never>] = registry.withLock { registry in
+            registry.threadsRunning -= 1
+            guard registry.threadsRunning == 0, registry.shuttingDown else { return [] }
+            registry.done = true
+            defer { registry.waiters = [] }
+            return registry.waiters
+        }
+        if !isShared { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
+        for waiter in waiters { waiter.resume() }
+    }
+
+    // MARK: LoopExecutor
+
+    func schedule(_ loop: ScheduledLoop) {
+        // The queue holds a reference (released by the thread that pops it):
+        // the loop lives while it is queued.
+        _ = Unmanaged.passRetained(loop)
+        spindle_runq_push(readyQueue, loop.task)
+        // The push is an exchange (a full barrier): one load when nobody sleeps.
+        parker.notifyAfterRMW()
+    }
+
+    func register(_ loop: ScheduledLoop) -> Bool {
+        if isShared {
+            do { try startThreads() } catch { return false }
+        }
+        return registry.withLock { registry in
+            guard !registry.shuttingDown, registry.startError == nil else { return false }
+            let node = Unmanaged.passUnretained(loop)
+            loop.poolNext = registry.first
+            loop.poolPrevious = nil
+            registry.first?.takeUnretainedValue().poolPrevious = node
+            registry.first = node
+            registry.count += 1
+            return true
+        }
+    }
+
+    /// Why `register` refused, for the error the caller gets.
+    var refusal: SpinExecutorError {
+        registry.withLock { $0.startError } ?? .poolShutDown(pool: name)
+    }
+
+    func loopFinished(_ loop: ScheduledLoop) {
+        let lastOut = registry.withLock { registry -> Bool in
+            let previous = loop.poolPrevious
+            let next = loop.poolNext
+            if let previous {
+                previous.takeUnretainedValue().poolNext = next
+            } else {
+                registry.first = next
+            }
+            next?.takeUnretainedValue().poolPrevious = previous
+            loop.poolPrevious = nil
+            loop.poolNext = nil
+            registry.count -= 1
+            return registry.count == 0 && registry.shuttingDown
+        }
+        if lastOut { releaseThreads() }
+    }
+
+    var liveLoops: Int { registry.withLock { $0.count } }
+
+    var isShuttingDown: Bool { registry.withLock { $0.shuttingDown } }
+
+    // MARK: Shutdown
+
+    func shutdown() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (alreadyDone, loops, noLoops): (Bool, [ScheduledLoop], Bool) = registry.withLock { registry in
+                if registry.done { return (true, [], false) }
+                registry.waiters.append(continuation)
+                guard !registry.shuttingDown else { return (false, [], false) }
+                registry.shuttingDown = true
+                var loops: [ScheduledLoop] = []
+                loops.reserveCapacity(registry.count)
+                var node = registry.first
+                while let current = node {
+                    // Retained: a loop stays alive until its finish has run
+                    // (which unlinks it under this lock), so it is alive here.
+                    loops.append(current.takeUnretainedValue())
+                    node = current.takeUnretainedValue().poolNext
+                }
+                return (false, loops, registry.count == 0)
+            }
+            if alreadyDone {
+                continuation.resume()
+                return
+            }
+            // Outside the lock: a stop request runs no user code, but it may
+            // finish a loop (which takes the lock to unlink itself).
+            for loop in loops { loop.requestStopForShutdown() }
+            if noLoops { releaseThreads() }
+        }
+    }
+
+    private func releaseThreads() {
+        let threadsRunning = registry.withLock { $0.threadsRunning }
+        exiting.store(true, ordering: .sequentiallyConsistent)
+        parker.notify()
+        if threadsRunning == 0 {
+            // No thread was ever started: nobody else resumes the waiters.
+            let waiters = registry.withLock { registry in
+                registry.done = true
+                defer { registry.waiters = [] }
+                return registry.waiters
+            }
+            for waiter in waiters { waiter.resume() }
+        }
+    }
+}

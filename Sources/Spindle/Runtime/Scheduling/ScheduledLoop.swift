@@ -1,0 +1,179 @@
+import Atomics
+import CSpindle
+
+/// The scheduling half of a loop, which every executor runs the same way:
+/// the protocol of `Model/PROTOCOL.md` (checked with SPIN by
+/// `scripts/model-check.sh`).
+///
+/// | state | event | next |
+/// | --- | --- | --- |
+/// | idle | emit / wake, CAS won | scheduled (pushed once) |
+/// | scheduled | a runner pops it | running (CAS; never two runners) |
+/// | running | budget used, work left | scheduled (pushed at the tail) |
+/// | running | drained | idle, then re-check; work seen → scheduled |
+/// | running | grace period passed, all drained | finished |
+///
+/// Subclassed once, by the generic `LoopCore`; executors see only this
+/// non-generic class (an executor's ready queue holds loops of every type).
+///
+/// `@unchecked Sendable`: a non-final class cannot be checked. Every stored
+/// property here is immutable or an atomic; `LoopCore` labels its own.
+class ScheduledLoop: @unchecked Sendable {
+    /// atomic: any thread. The protocol's state word.
+    let schedulingState = UnsafeAtomic<SchedulingState>.create(.scheduled)
+    /// The C node that links the loop into a ready queue; owned, freed in deinit.
+    let task: OpaquePointer
+    /// Runs the loop. Immutable.
+    let executor: any LoopExecutor
+    /// atomic: the thread running a slice (its pthread id), 0 between slices.
+    /// An emit from that thread is an emit from the loop's own executor.
+    let runnerToken = UnsafeAtomic<UInt>.create(0)
+    // Runner only (one at a time; the state CAS orders consecutive runners):
+    // the pauses a lingering runner waits for a batch to form.
+    nonisolated(unsafe) private var formationPauses = 8
+
+    // Pool membership (see ReducerPool): the neighbours in the pool's list
+    // of live loops. protected by the pool's lock.
+    nonisolated(unsafe) var poolPrevious: Unmanaged<ScheduledLoop>?
+    nonisolated(unsafe) var poolNext: Unmanaged<ScheduledLoop>?
+
+    init(executor: any LoopExecutor) {
+        self.executor = executor
+        guard let task = spindle_task_create(nil) else {
+            fatalError("Spindle: out of memory creating a loop")
+        }
+        self.task = task
+        // Unretained: the loop owns the task. Whoever queues the loop holds
+        // a reference of its own (see `LoopExecutor.schedule`).
+        spindle_task_set_context(task, Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    deinit {
+        schedulingState.destroy()
+        runnerToken.destroy()
+        spindle_task_destroy(task)
+    }
+
+    // MARK: The subclass's part
+
+    /// Runs up to `budget` events. Runner only.
+    func runSlice(budget: Int) -> SliceOutcome { fatalError("subclass") }
+
+    /// Whether the loop has work a runner could see from outside a slice:
+    /// queued events, a subscriber waiting, a finished grace period. Any
+    /// thread, without touching runner-only state (another runner may be
+    /// running the loop by the time this is called).
+    func hasVisibleWork() -> Bool { fatalError("subclass") }
+
+    /// Whether the runner, still inside its scheduling, sees more work
+    /// (includes runner-only queues). Runner only.
+    func runnerSeesWork() -> Bool { fatalError("subclass") }
+
+    /// The most events a slice may reduce before yielding its thread.
+    var budget: Int { fatalError("subclass") }
+
+    /// Stops the loop with drain because its pool shuts down. Any thread.
+    func requestStopForShutdown() { fatalError("subclass") }
+
+    /// The stop's grace period has passed (on liburcu's call_rcu thread).
+    func gracePeriodEnded() { fatalError("subclass") }
+
+    // MARK: The protocol
+
+    /// Schedules the loop if it is idle: `idle → scheduled`, and the one
+    /// caller whose CAS wins hands it to the executor. Any thread; call it
+    /// after the write that made the loop runnable, with a full barrier in
+    /// between (a sequentially consistent RMW or store).
+    @inline(__always)
+    final func wake() {
+        guard schedulingState.load(ordering: .sequentiallyConsistent) == .idle else { return }
+        if schedulingState.compareExchange(
+            expected: .idle, desired: .scheduled, ordering: .sequentiallyConsistent
+        ).exchanged {
+            executor.schedule(self)
+        }
+    }
+
+    /// Hands the loop to its executor for the first time (it is created
+    /// `scheduled`, so that its first slice delivers the initial state).
+    final func scheduleFirstRun() {
+        executor.schedule(self)
+    }
+
+    /// Runs one scheduling of the loop: `scheduled → running`, one slice (or
+    /// several while `linger` says no other loop is waiting), then `idle`,
+    /// `scheduled` or `finished`. Called by the executor that popped it.
+    ///
+    /// - Parameter linger: true when the runner may keep the loop a little
+    ///   longer: no other loop is waiting for this thread.
+    final func runScheduling(linger: () -> Bool) -> RunResult {
+        let won = schedulingState.compareExchange(
+            expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
+        ).exchanged
+        precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
+        runnerToken.store(currentThreadToken(), ordering: .relaxed)
+        var outcome = runSlice(budget: budget)
+        while case .drained(let reduced) = outcome, reduced > 0, linger() {
+            // A small batch means the runner keeps up with its producers:
+            // taking the next one at once would bounce the queue's cache
+            // lines between cores for every event or two. Wait without
+            // touching shared memory so that a batch can form (the wait
+            // doubles while batches stay small, halves when they are large,
+            // and resets after the queue ran dry), then look once more.
+            if reduced < 32 {
+                formationPauses = Swift.min(formationPauses &* 2, 256)
+            } else if reduced > 256 {
+                formationPauses = Swift.max(formationPauses / 2, 16)
+            }
+            for _ in 0..<formationPauses { spindle_cpu_relax() }
+            guard runnerSeesWork() else { break }
+            outcome = runSlice(budget: budget)
+        }
+        runnerToken.store(0, ordering: .relaxed)
+        switch outcome {
+        case .finished:
+            schedulingState.store(.finished, ordering: .releasing)
+            return .finished
+        case .more:
+            schedulingState.store(.scheduled, ordering: .releasing)
+            return .reschedule
+        case .drained:
+            formationPauses = 8
+            // The Dekker pair with the producers: they enqueue (a full
+            // barrier), then read the state; we store the state, then read
+            // the queue. At least one of us sees the other, so an event
+            // never waits in the queue of an idle loop.
+            schedulingState.store(.idle, ordering: .sequentiallyConsistent)
+            if hasVisibleWork(), schedulingState.compareExchange(
+                expected: .idle, desired: .scheduled, ordering: .sequentiallyConsistent
+            ).exchanged {
+                return .reschedule
+            }
+            return .idle
+        }
+    }
+
+    /// True when the calling thread is running a slice of this loop.
+    @inline(__always)
+    final var isOnRunner: Bool {
+        runnerToken.load(ordering: .relaxed) == currentThreadToken()
+    }
+}
+
+/// Something that runs loops: the shared pool, a user's pool, a dedicated
+/// thread, a serial dispatch queue.
+///
+/// `schedule` is called once per `idle → scheduled` edge (and by the
+/// executor itself for a reschedule); the executor must eventually call
+/// `runScheduling` on a thread of its own, exactly once per `schedule`.
+protocol LoopExecutor: AnyObject, Sendable {
+    /// Queues `loop` to run. Any thread; never blocks, never runs user code.
+    func schedule(_ loop: ScheduledLoop)
+    /// A loop was created on this executor. False if it cannot take it
+    /// (shut down); then the loop must not be scheduled.
+    func register(_ loop: ScheduledLoop) -> Bool
+    /// A registered loop finished. Called on its last runner.
+    func loopFinished(_ loop: ScheduledLoop)
+    /// Human-readable, for errors and logs.
+    var name: String { get }
+}

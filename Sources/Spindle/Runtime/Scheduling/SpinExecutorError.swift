@@ -1,0 +1,30 @@
+/// Why a loop could not start, or a pool could not be made or shut down.
+///
+/// Starting a loop never kills the process: ``Spin/tryStart(options:)``
+/// throws one of these, and ``Spin/start(options:)`` returns a loop that is
+/// already stopped, with the error in ``SpinLoop/startError``.
+public enum SpinExecutorError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The operating system refused a new thread (`pthread_create` failed
+    /// with `errno`; `EAGAIN` when a thread or memory-map limit is reached).
+    case threadUnavailable(errno: Int32)
+    /// The pool named `pool` was shut down; it takes no new loops.
+    case poolShutDown(pool: String)
+    /// ``ReducerPool/shared`` lives as long as the process: it cannot be shut down.
+    case sharedPoolCannotShutDown
+    /// A pool needs at least one thread.
+    case invalidThreadCount(Int)
+
+    public var description: String {
+        switch self {
+        case .threadUnavailable(let errno):
+            "Spindle: the system refused a new thread (pthread_create error \(errno)); "
+                + "use the shared pool (the default) for many loops, not a dedicated thread each"
+        case .poolShutDown(let pool):
+            "Spindle: the reducer pool '\(pool)' is shut down and takes no new loops"
+        case .sharedPoolCannotShutDown:
+            "Spindle: the shared reducer pool lives as long as the process and cannot be shut down"
+        case .invalidThreadCount(let count):
+            "Spindle: a reducer pool needs at least one thread (asked for \(count))"
+        }
+    }
+}
