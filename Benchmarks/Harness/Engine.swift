@@ -1,29 +1,53 @@
 import Spindle
 
-/// The engines compared side by side: the same loop on each event queue.
+/// The engines compared side by side. The queue engines (`lockfree`, `ring`,
+/// `baseline`) vary the event queue on the default executor (the shared
+/// reducer pool); the executor engines (`pool`, `dedicated`, `dispatch`,
+/// `queued`) vary where the loop runs, on the default queue. Each scenario
+/// lists the engines it runs and the yardstick its ratios are read against.
 enum Engine: String, CaseIterable, Sendable {
     /// liburcu's wait-free concurrent queue with pooled nodes (`.lockFree`).
     case lockfree
     /// The bounded C ring (`.bounded(capacity:overflow: .block)`).
     case ring
-    /// The pure-Swift comparison queue, a lock around a `Deque` (`.baseline`).
+    /// The pure-Swift comparison queue: a mutex around a ring buffer (`.baseline`).
     case baseline
+    /// The shared reducer pool (the default executor), default queue.
+    case pool
+    /// A thread of the loop's own (`.dedicatedThread`).
+    case dedicated
+    /// The yardstick for many loops: not Spindle but one serial
+    /// `DispatchQueue` per loop doing `state = reduce(state, event)` in one
+    /// `async` per event (the plain-Swift answer).
+    case dispatch
+    /// The shared pool, with the scenario's feedbacks on a serial dispatch
+    /// queue of their own (`execute(on:)`): the cost of the hop.
+    case queued
 
-    /// The loop's queue for this engine; `ringCapacity` applies to `ring`.
-    func queue(ringCapacity: Int) -> QueueKind {
+    /// The loop's options for this engine; `ringCapacity` applies to `ring`.
+    func options(ringCapacity: Int) -> SpinOptions {
         switch self {
-        case .lockfree: .lockFree
-        case .ring: .bounded(capacity: ringCapacity, overflow: .block)
-        case .baseline: .baseline
+        case .lockfree: SpinOptions(queue: .lockFree)
+        case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
+        case .baseline: SpinOptions(queue: .baseline)
+        case .pool, .queued, .dispatch: SpinOptions(executor: .sharedPool)
+        case .dedicated: SpinOptions(executor: .dedicatedThread)
         }
     }
+
+    /// The queue engines, for the scenarios where the queue is what varies.
+    static let queues: [Engine] = [.lockfree, .ring, .baseline]
 
     /// One line for `--help`.
     var summary: String {
         switch self {
-        case .lockfree: ".lockFree: liburcu wfcqueue, pooled nodes, batch splice"
-        case .ring: ".bounded(capacity: 65536, overflow: .block): the C ring"
-        case .baseline: ".baseline: pure Swift, a lock around a Deque"
+        case .lockfree: ".lockFree on the shared pool: liburcu wfcqueue, pooled nodes, batch splice"
+        case .ring: ".bounded(capacity: 65536, overflow: .block) on the shared pool: the C ring"
+        case .baseline: ".baseline on the shared pool: pure Swift, a mutex around a ring buffer"
+        case .pool: "the shared reducer pool (default executor), .lockFree queue"
+        case .dedicated: "a dedicated thread for the loop (.dedicatedThread), .lockFree queue"
+        case .dispatch: "yardstick: one serial DispatchQueue per loop, one async per event (not Spindle)"
+        case .queued: "the shared pool, feedbacks on a serial queue of their own (execute(on:))"
         }
     }
 }

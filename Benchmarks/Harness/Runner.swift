@@ -32,7 +32,7 @@ struct Runner {
             func runOnce(_ engine: Engine, size: Int) async throws -> Sample {
                 let run = ScenarioRun(
                     scenario: scenario.name, engine: engine, events: size,
-                    options: SpinOptions(queue: engine.queue(ringCapacity: scenario.ringCapacity)),
+                    options: engine.options(ringCapacity: scenario.ringCapacity),
                     timeout: timeout)
                 PeakMemory.reset()
                 let startRSS = PeakMemory.resident()
@@ -42,14 +42,16 @@ struct Runner {
                 return sample
             }
 
+            let engines = scenario.engines.filter(plan.engines.contains)
+            if engines.isEmpty { continue }
             progress("\(scenario.name): warm-up")
-            for engine in plan.engines {
+            for engine in engines {
                 _ = try await runOnce(engine, size: max(1, events / 4))
             }
             var samples: [Engine: [Sample]] = [:]
             for round in 0..<plan.repetitions {
-                let shift = round % plan.engines.count
-                let order = Array(plan.engines[shift...] + plan.engines[..<shift])
+                let shift = round % engines.count
+                let order = Array(engines[shift...] + engines[..<shift])
                 var line = "\(scenario.name): repetition \(round + 1)/\(plan.repetitions)"
                 for engine in order {
                     let sample = try await runOnce(engine, size: events)
@@ -58,10 +60,10 @@ struct Runner {
                 }
                 progress(line)
             }
-            var scenarioRows = plan.engines.map { engine in
+            var scenarioRows = engines.map { engine in
                 ResultRow(scenario: scenario, engine: engine, samples: samples[engine] ?? [])
             }
-            let baseline = scenarioRows.first { $0.engine == Engine.baseline.rawValue }?.eventsPerSecond.median
+            let baseline = scenarioRows.first { $0.engine == scenario.yardstick?.rawValue }?.eventsPerSecond.median
             for index in scenarioRows.indices {
                 scenarioRows[index].ratioToBaseline = baseline.map { scenarioRows[index].eventsPerSecond.median / $0 }
             }

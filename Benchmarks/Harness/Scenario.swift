@@ -47,6 +47,10 @@ struct Scenario: Sendable {
     let quickEvents: Int
     /// Capacity of the `ring` engine's queue.
     var ringCapacity: Int = 65_536
+    /// The engines this scenario runs, in report order.
+    var engines: [Engine] = Engine.queues
+    /// The engine every ratio of this scenario is read against (nil: none).
+    var yardstick: Engine? = .baseline
     /// Runs one repetition (a fresh loop each time).
     let measure: @Sendable (ScenarioRun) async throws -> Sample
 }

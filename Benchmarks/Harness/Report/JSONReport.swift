@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Keys: scenario, engine, producers, events, repetitions,
 /// events_per_second (median), events_per_second_min, events_per_second_max,
-/// ratio_to_baseline (or null), latency_ns ({p50, p99, p999, max}: medians,
+/// ratio_to_baseline (or null: to the yardstick engine named in yardstick), latency_ns ({p50, p99, p999, max}: medians,
 /// or null), latency_ns_min and latency_ns_max (the same keys, or null),
 /// allocations_per_event (or null), allocations and frees (medians, or
 /// null), peak_rss_bytes and peak_rss_growth_bytes (peak − RSS at the
@@ -54,6 +54,7 @@ enum JSONReport {
             case eventsPerSecondMin = "events_per_second_min"
             case eventsPerSecondMax = "events_per_second_max"
             case ratioToBaseline = "ratio_to_baseline"
+            case yardstick
             case latency = "latency_ns"
             case latencyMin = "latency_ns_min"
             case latencyMax = "latency_ns_max"
@@ -81,6 +82,7 @@ enum JSONReport {
             try container.encode(row.eventsPerSecond.max, forKey: .eventsPerSecondMax)
             // `encode` (not encodeIfPresent) writes nil as null: the keys are always there.
             try container.encode(row.ratioToBaseline, forKey: .ratioToBaseline)
+            try container.encode(row.yardstick, forKey: .yardstick)
             try container.encode(row.latency.map { Latency(p50: $0.p50.median, p99: $0.p99.median, p999: $0.p999.median, max: $0.max.median) }, forKey: .latency)
             try container.encode(row.latency.map { Latency(p50: $0.p50.min, p99: $0.p99.min, p999: $0.p999.min, max: $0.max.min) }, forKey: .latencyMin)
             try container.encode(row.latency.map { Latency(p50: $0.p50.max, p99: $0.p99.max, p999: $0.p999.max, max: $0.max.max) }, forKey: .latencyMax)

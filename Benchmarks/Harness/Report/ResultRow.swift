@@ -29,8 +29,12 @@ struct ResultRow: Sendable {
     let peakRSSGrowthBytes: Int?
     /// Median over repetitions of each scenario-specific counter.
     let counters: [String: Int]
-    /// Median events/s over the baseline engine's, same scenario, same run.
+    /// Median events/s over the scenario's yardstick engine's (`baseline`
+    /// for the queue scenarios, `dispatch` for the many-loop ones), same
+    /// scenario, same run.
     var ratioToBaseline: Double?
+    /// The engine `ratioToBaseline` is read against.
+    let yardstick: String?
     /// Every measured repetition, in the order run.
     let samples: [Sample]
 
@@ -38,6 +42,7 @@ struct ResultRow: Sendable {
         precondition(!samples.isEmpty, "a result needs at least one repetition")
         self.scenario = scenario.name
         self.engine = engine.rawValue
+        yardstick = scenario.yardstick?.rawValue
         producers = scenario.producers
         let events = samples[0].events
         self.events = events

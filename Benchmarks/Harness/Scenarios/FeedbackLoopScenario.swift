@@ -1,3 +1,4 @@
+import Dispatch
 import Spindle
 
 /// The counter's one event.
@@ -5,43 +6,40 @@ enum CounterEvent: Sendable {
     case increment
 }
 
-/// `feedback-loop` and `feedback-loop-inline`: a counter whose one feedback
-/// (a synchronous effect) emits `.increment` for every state until N. Every
-/// reduction is a round trip reducer → feedback → emit → queue → reducer.
+/// `feedback-loop`: a counter whose one feedback (a synchronous effect)
+/// emits `.increment` for every state until N. Every reduction is a round
+/// trip reducer → feedback → emit → reducer.
 ///
 /// The feedback answers nothing for the initial state 0, so the loop idles
 /// until the clock starts; the harness waits until the feedback has seen
-/// state 0 (its queue has run once), begins the region and emits the first
-/// `.increment`. Clock: first emit → the feedback sees state N (the N-th
-/// reduction). Rate: N reductions / elapsed. Checked: stop reports exactly
-/// N reductions and the final state is N.
+/// state 0, begins the region and emits the first `.increment`. Clock:
+/// first emit → the feedback sees state N (the N-th reduction). Rate: N
+/// reductions / elapsed. Checked: stop reports exactly N reductions and the
+/// final state is N.
 ///
-/// `feedback-loop` dispatches the effect to the feedback's own serial queue
-/// (the default); `feedback-loop-inline` runs it on the reducer thread with
-/// `executeOnReducerThread()`.
+/// Engines: `pool` and `dedicated` run the feedback on the loop's executor
+/// (the default placement, as Spin runs feedbacks on the spin's own
+/// scheduler); `queued` puts it on a serial queue of its own
+/// (`execute(on:)`), a thread hop each way.
 enum FeedbackLoopScenario {
-    static func make(inline: Bool) -> Scenario {
-        Scenario(
-            name: inline ? "feedback-loop-inline" : "feedback-loop",
-            producers: 1,
-            description: inline
-                ? """
-                  As feedback-loop, with the feedback on the reducer thread \
-                  (.executeOnReducerThread()): no dispatch, no thread hop.
-                  """
-                : """
-                  A counter whose one feedback (sync effect on its own serial queue) emits \
-                  .increment for every state until N. Clock: first emit → the feedback sees \
-                  state N. Rate: reductions/s of the reducer → feedback → queue round trip.
-                  """,
-            defaultEvents: inline ? 4_000_000 : 500_000,
-            quickEvents: inline ? 400_000 : 50_000,
-            measure: { run in try await measure(run, inline: inline) })
-    }
+    static let scenario = Scenario(
+        name: "feedback-loop",
+        producers: 1,
+        description: """
+            A counter whose one sync feedback emits .increment for every state until N. \
+            Engines: pool and dedicated (feedback on the loop's executor, the default), \
+            queued (feedback on its own serial queue). Clock: first emit → the feedback sees \
+            state N. Rate: reductions/s of the reducer → feedback → reducer round trip.
+            """,
+        defaultEvents: 4_000_000,
+        quickEvents: 50_000,
+        engines: [.pool, .dedicated, .queued],
+        yardstick: nil,
+        measure: measure)
 
     private static let reducer = Reducer<Int, CounterEvent> { count, _ in count + 1 }
 
-    private static func measure(_ run: ScenarioRun, inline: Bool) async throws -> Sample {
+    private static func measure(_ run: ScenarioRun) async throws -> Sample {
         let target = run.events
         let primed = Countdown(1)
         let reachedTarget = Countdown(1)
@@ -56,7 +54,7 @@ enum FeedbackLoopScenario {
             }
             return .increment
         })
-        if inline { feedback = feedback.executeOnReducerThread() }
+        if run.engine == .queued { feedback = feedback.execute(on: DispatchQueue(label: "feedback-loop")) }
         let loop = Spin(initialState: 0, feedbacks: [feedback], reducer: reducer).start(options: run.options)
         try await primed.wait(timeout: .seconds(30), "the feedback to see the initial state", in: run)
 

@@ -3,7 +3,7 @@ import Spindle
 
 /// `latency-100k`: one producer thread emits N events paced at 100 k/s and
 /// stamps each with the monotonic time just before `emit`. A feedback on the
-/// reducer thread (`executeOnReducerThread()`, run right after each
+/// loop's executor (the default placement, run right after each
 /// reduction) records now − stamp into an HdrHistogram that only that thread
 /// touches. Reported: p50 / p99 / p99.9 / max of emit → reduced.
 ///
@@ -32,9 +32,10 @@ enum Latency100kScenario {
 
     /// The reducer thread's histogram.
     ///
-    /// `@unchecked Sendable`: `histogram` is written only by the inline
-    /// feedback on the loop's reducer thread while the loop runs, and read
-    /// by the harness only after `stop()` joined that thread.
+    /// `@unchecked Sendable`: `histogram` is written only by the feedback on
+    /// the loop's executor (one runner at a time, ordered by the scheduling
+    /// protocol) while the loop runs, and read by the harness only after
+    /// `stop()` returned (after the loop's last slice).
     private final class Recorder: @unchecked Sendable {
         var histogram = LatencySummary.makeHistogram()
     }
@@ -47,7 +48,7 @@ enum Latency100kScenario {
                 _ = recorder.histogram.record(MonotonicClock.now() &- state.sentAt)
             }
             return nil
-        }).executeOnReducerThread()
+        })
         let spin = Spin(initialState: StampState(), feedbacks: [record], reducer: Reducer(StampState.reduce))
         let loop = spin.start(options: run.options)
         let interval = UInt64(1_000_000_000 / ratePerSecond)

@@ -30,8 +30,7 @@ enum LevelsEvent: Sendable {
     state.left < state.right ? .decreaseRight : nil
 }
 
-/// `levels`: the README's two-feedback spin with left 0, right N, each
-/// feedback on its own serial queue (the default).
+/// `levels`: the README's two-feedback spin with left 0, right N.
 ///
 /// Each feedback sees every state and answers every state where
 /// left < right. There are exactly N such states (each reduction moves
@@ -39,56 +38,63 @@ enum LevelsEvent: Sendable {
 /// at left − right = N, the levels crossed by the events already in flight
 /// when they met. Rate: 2N reductions / elapsed.
 ///
-/// Both feedbacks hold at the initial state on a start gate (blocking their
-/// queue's thread) until the clock starts, so loop start-up is not timed.
-/// Clock: gate opens → a feedback sees the final state. Checked: exactly
-/// 2N reductions.
+/// Engines: `pool` and `dedicated` (the feedbacks run on the loop's
+/// executor, the default placement) and `queued` (each feedback on a serial
+/// queue of its own, `execute(on:)`). The feedbacks do not answer the
+/// initial state themselves: the harness answers it for both (one
+/// `.increaseLeft`, one `.decreaseRight`) when the clock starts, so start-up
+/// is not timed and nothing blocks an executor. Clock: those two emits → a
+/// feedback sees the final state. Checked: exactly 2N reductions.
 enum LevelsScenario {
     static let scenario = Scenario(
         name: "levels",
         producers: 1,
         description: """
-            The README's levels spin (two sync feedbacks, each on its own queue) with \
-            left 0, right N. It reduces exactly 2N events (each feedback answers the N \
-            states where left < right). Clock: both feedbacks released at the initial \
-            state → a feedback sees the final state. Rate: reductions/s.
+            The README's levels spin (two sync feedbacks) with left 0, right N: exactly 2N \
+            reductions. Engines: pool and dedicated (feedbacks on the loop's executor, the \
+            default), queued (each feedback on its own serial queue). Clock: the harness \
+            answers the initial state for both feedbacks → a feedback sees the final state. \
+            Rate: reductions/s.
             """,
-        defaultEvents: 250_000,
+        defaultEvents: 1_000_000,
         quickEvents: 25_000,
+        engines: [.pool, .dedicated, .queued],
+        yardstick: nil,
         measure: measure)
 
     private static func measure(_ run: ScenarioRun) async throws -> Sample {
         let right = run.events
         let reductions = 2 * right
-        let gate = StartGate()
         let primed = Countdown(2)
         let finished = Countdown(1)
-        // The README's effects, with the harness's hooks around them: hold at
-        // the initial state until the clock starts; signal the final state.
-        let observed = { @Sendable (state: Levels) in
-            if state.left == 0 && state.right == right {
+        let initial = Levels(left: 0, right: right)
+        // The README's effects, with the harness's hooks around them: the
+        // initial state is answered by the harness; signal the final state.
+        let observe = { @Sendable (state: Levels) -> Bool in
+            if state == initial {
                 primed.arrive()
-                gate.wait()
-            } else if state.left - state.right == right {
-                finished.arrive()
+                return false
             }
+            if state.left - state.right == right { finished.arrive() }
+            return true
         }
-        let spin = Spin(initialState: Levels(left: 0, right: right)) {
-            Feedback(effect: { (state: Levels) -> LevelsEvent? in
-                observed(state)
-                return leftEffect(state)
-            })
-            Feedback(effect: { (state: Levels) -> LevelsEvent? in
-                observed(state)
-                return rightEffect(state)
-            })
-            Reducer(levelsReducer)
+        var left = Feedback<Levels, LevelsEvent>(effect: { (state: Levels) -> LevelsEvent? in
+            observe(state) ? leftEffect(state) : nil
+        })
+        var rightFeedback = Feedback<Levels, LevelsEvent>(effect: { (state: Levels) -> LevelsEvent? in
+            observe(state) ? rightEffect(state) : nil
+        })
+        if run.engine == .queued {
+            left = left.execute(on: DispatchQueue(label: "levels.left"))
+            rightFeedback = rightFeedback.execute(on: DispatchQueue(label: "levels.right"))
         }
+        let spin = Spin(initialState: initial, feedbacks: [left, rightFeedback], reducer: Reducer(levelsReducer))
         let loop = spin.start(options: run.options)
         try await primed.wait(timeout: .seconds(30), "both feedbacks to see the initial state", in: run)
 
         let region = MeasuredRegion.begin()
-        gate.open()
+        loop.emit(leftEffect(initial)!)
+        loop.emit(rightEffect(initial)!)
         try await finished.wait(timeout: run.timeout, "the final state (left − right = \(right))", in: run)
         let (elapsed, allocations) = region.end()
 

@@ -58,6 +58,9 @@ enum ReduceScenario {
                 """,
             defaultEvents: 2_000_000,
             quickEvents: 200_000,
+            // reduce-1p also on the two executors side by side (both with
+            // the default queue): the pool's cost against a thread of its own.
+            engines: producers == 1 ? Engine.queues + [.pool, .dedicated] : Engine.queues,
             measure: { run in try await measure(run, producers: producers, observer: nil) })
     }
 

@@ -6,13 +6,16 @@ enum ScenarioCatalog {
         ReduceScenario.make(producers: 4),
         ReduceScenario.make(producers: 8),
         ReduceScenario.makeObserved(),
-        FeedbackLoopScenario.make(inline: false),
-        FeedbackLoopScenario.make(inline: true),
+        FeedbackLoopScenario.scenario,
         LevelsScenario.scenario,
         FanoutScenario.scenario,
         CancelStormScenario.scenario,
         Latency100kScenario.scenario,
         LatencyClosedScenario.scenario,
+        ManyLoopsScenario.make(loops: 10_000),
+        ManyLoopsScenario.make(loops: 1_000),
+        IdleLoopsScenario.scenario,
+        HotAndColdScenario.scenario,
     ]
 
     static var names: [String] { all.map(\.name) }

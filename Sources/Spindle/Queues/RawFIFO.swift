@@ -14,7 +14,15 @@ struct RawFIFO<Element>: ~Copyable {
     private var head = 0
     private(set) var count = 0
 
-    init(capacity: Int = 64) {
+    /// - Parameter capacity: elements to allocate room for now; 0 (the
+    ///   default) allocates nothing until the first append, so an idle
+    ///   loop's buffers cost nothing.
+    init(capacity: Int = 0) {
+        guard capacity > 0 else {
+            self.capacity = 0
+            storage = unallocated()
+            return
+        }
         var size = 1
         while size < capacity { size <<= 1 }
         self.capacity = size
@@ -25,7 +33,7 @@ struct RawFIFO<Element>: ~Copyable {
         for index in 0..<count {
             (storage + ((head &+ index) & (capacity &- 1))).deinitialize(count: 1)
         }
-        storage.deallocate()
+        if capacity > 0 { storage.deallocate() }
     }
 
     var isEmpty: Bool { count == 0 }
@@ -90,12 +98,12 @@ struct RawFIFO<Element>: ~Copyable {
     }
 
     private mutating func grow() {
-        let newCapacity = capacity * 2
+        let newCapacity = capacity == 0 ? 16 : capacity * 2
         let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
         for index in 0..<count {
             (newStorage + index).moveInitialize(from: storage + ((head &+ index) & (capacity &- 1)), count: 1)
         }
-        storage.deallocate()
+        if capacity > 0 { storage.deallocate() }
         storage = newStorage
         capacity = newCapacity
         head = 0
@@ -112,14 +120,16 @@ struct RawBatch<Element>: ~Copyable {
     private var capacity: Int
     private(set) var count = 0
 
-    init(capacity: Int = 64) {
-        self.capacity = Swift.max(capacity, 1)
-        storage = .allocate(capacity: self.capacity)
+    /// - Parameter capacity: room to allocate now; 0 (the default)
+    ///   allocates on the first append.
+    init(capacity: Int = 0) {
+        self.capacity = Swift.max(capacity, 0)
+        storage = self.capacity > 0 ? .allocate(capacity: self.capacity) : unallocated()
     }
 
     deinit {
         storage.deinitialize(count: count)
-        storage.deallocate()
+        if capacity > 0 { storage.deallocate() }
     }
 
     /// Appends a copy of `element`.
@@ -127,10 +137,10 @@ struct RawBatch<Element>: ~Copyable {
     @inline(__always)
     mutating func append(_ element: Element) {
         if count == capacity {
-            let newCapacity = capacity * 2
+            let newCapacity = capacity == 0 ? 16 : capacity * 2
             let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
             newStorage.moveInitialize(from: storage, count: count)
-            storage.deallocate()
+            if capacity > 0 { storage.deallocate() }
             storage = newStorage
             capacity = newCapacity
         }
@@ -151,3 +161,10 @@ struct RawBatch<Element>: ~Copyable {
 // A RawFIFO uniquely owns its memory (it is noncopyable), so moving one to
 // another thread moves the elements with it: Sendable when they are.
 extension RawFIFO: @unchecked Sendable where Element: Sendable {}
+
+/// A non-null placeholder for a buffer of capacity 0: never dereferenced
+/// (every access is guarded by a count of 0) and never deallocated.
+@inline(__always)
+private func unallocated<Element>() -> UnsafeMutablePointer<Element> {
+    UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
+}

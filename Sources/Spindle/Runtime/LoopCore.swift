@@ -49,19 +49,27 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     let hub: ObserverHub<State, Event>?
     /// atomic: events accepted, counted only when observed (`hub` non-nil),
     /// so that batch reports can give the queue depth.
-    let acceptedCount = UnsafeAtomic<Int>.create(0)
+    var acceptedCount: UnsafeAtomic<Int> {
+        @inline(__always) get { words.acceptedCount }
+    }
 
-    // The atomics every emit touches are UnsafeAtomic (freed in deinit):
-    // ManagedAtomic's storage-pointer getter is an out-of-line generic call.
-    /// atomic: set once by stop; read by every emit inside its gate section
-    /// (read-mostly line).
-    let closed = UnsafeAtomic<Bool>.create(false)
+    // The atomics every emit touches live on the loop's one line of words
+    // (`LoopWords`): UnsafeAtomic views, not ManagedAtomic (whose
+    // storage-pointer getter is an out-of-line generic call).
+    /// atomic: set once by stop; read by every emit inside its gate section.
+    var closed: UnsafeAtomic<Bool> {
+        @inline(__always) get { words.closed }
+    }
     /// atomic: the first stop request's mode (set once by CAS: the first
     /// request wins).
-    let stopRequest = UnsafeAtomic<StopRequest>.create(.none)
+    var stopRequest: UnsafeAtomic<StopRequest> {
+        @inline(__always) get { words.stopRequest }
+    }
     /// atomic: set by the grace-period callback: no emit is still on its way
     /// into the queue, so the runner may drain and finish.
-    let graceDone = UnsafeAtomic<Bool>.create(false)
+    var graceDone: UnsafeAtomic<Bool> {
+        @inline(__always) get { words.graceDone }
+    }
 
     struct Completion {
         var report: StopReport?
@@ -138,10 +146,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
 
     deinit {
-        closed.destroy()
-        acceptedCount.destroy()
-        stopRequest.destroy()
-        graceDone.destroy()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)

@@ -2,31 +2,57 @@ import Atomics
 
 /// The loop's event and effect counters. Every field is an atomic that any
 /// thread may read; the writers are named per field.
+///
+/// One allocation for all twelve (each `UnsafeAtomic` below is a view of a
+/// slot in `storage`): separate atomics cost an allocation each, a third of
+/// an idle loop's memory.
 final class LoopCounters: Sendable {
-    /// Written by the reducer thread after each batch.
-    let reduced = ManagedAtomic<Int>(0)
+    private enum Slot: Int, CaseIterable {
+        case reduced, dropped, discardedAtStop, runsStarted, runsCancelled, lateEventsDiscarded
+        case rejectedAfterStop, effectErrors, effectsDispatched, effectsHandled
+        case effectsDiscardedAtStop, unhandledEffects
+    }
+
+    // Atomics only, accessed through the views below; freed in deinit.
+    nonisolated(unsafe) private let storage: UnsafeMutablePointer<Int.AtomicRepresentation>
+
+    init() {
+        storage = .allocate(capacity: Slot.allCases.count)
+        storage.initialize(repeating: Int.AtomicRepresentation(0), count: Slot.allCases.count)
+    }
+
+    deinit {
+        storage.deinitialize(count: Slot.allCases.count)
+        storage.deallocate()
+    }
+
+    @inline(__always)
+    private func view(_ slot: Slot) -> UnsafeAtomic<Int> { UnsafeAtomic(at: storage + slot.rawValue) }
+
+    /// Written by the runner after each batch.
+    var reduced: UnsafeAtomic<Int> { view(.reduced) }
     /// Events refused by a full bounded queue under `.dropNewest` (producers).
-    let dropped = ManagedAtomic<Int>(0)
-    /// Events accepted, then thrown away by a discarding stop (reducer thread).
-    let discardedAtStop = ManagedAtomic<Int>(0)
+    var dropped: UnsafeAtomic<Int> { view(.dropped) }
+    /// Events accepted, then thrown away by a discarding stop (runner).
+    var discardedAtStop: UnsafeAtomic<Int> { view(.discardedAtStop) }
     /// Effect runs started (feedback queues).
-    let runsStarted = ManagedAtomic<Int>(0)
+    var runsStarted: UnsafeAtomic<Int> { view(.runsStarted) }
     /// Effect runs cancelled by a new state or by stop.
-    let runsCancelled = ManagedAtomic<Int>(0)
+    var runsCancelled: UnsafeAtomic<Int> { view(.runsCancelled) }
     /// Events emitted by a cancelled run (or after stop) and discarded.
-    let lateEventsDiscarded = ManagedAtomic<Int>(0)
+    var lateEventsDiscarded: UnsafeAtomic<Int> { view(.lateEventsDiscarded) }
     /// Emits answered `.stopped`.
-    let rejectedAfterStop = ManagedAtomic<Int>(0)
+    var rejectedAfterStop: UnsafeAtomic<Int> { view(.rejectedAfterStop) }
     /// Effect errors reported to the error hook.
-    let effectErrors = ManagedAtomic<Int>(0)
-    /// Effects that reductions produced for the effect router (reducer thread).
-    let effectsDispatched = ManagedAtomic<Int>(0)
+    var effectErrors: UnsafeAtomic<Int> { view(.effectErrors) }
+    /// Effects that reductions produced for the effect router (runner).
+    var effectsDispatched: UnsafeAtomic<Int> { view(.effectsDispatched) }
     /// Effects whose handler started (route queues).
-    let effectsHandled = ManagedAtomic<Int>(0)
-    /// Effects not yet started when the loop stopped, thrown away (reducer thread).
-    let effectsDiscardedAtStop = ManagedAtomic<Int>(0)
-    /// Effects no route matched (reducer thread).
-    let unhandledEffects = ManagedAtomic<Int>(0)
+    var effectsHandled: UnsafeAtomic<Int> { view(.effectsHandled) }
+    /// Effects not yet started when the loop stopped, thrown away (runner).
+    var effectsDiscardedAtStop: UnsafeAtomic<Int> { view(.effectsDiscardedAtStop) }
+    /// Effects no route matched (runner).
+    var unhandledEffects: UnsafeAtomic<Int> { view(.unhandledEffects) }
 }
 
 /// A snapshot of a loop's counters.

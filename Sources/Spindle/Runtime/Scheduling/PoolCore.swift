@@ -25,6 +25,11 @@ final class PoolCore: LoopExecutor {
     private let parker = Parker()
     /// atomic: set once the loops are finished and the threads must exit.
     private let exiting = UnsafeAtomic<Bool>.create(false)
+    /// atomic: threads awake and looking for work (spinning on the ready
+    /// queue). While one is, a schedule wakes nobody: that thread will find
+    /// the loop, and waking a sleeper would move the loop to a cold thread
+    /// for the price of a system call.
+    private let searching = UnsafeAtomic<Int>.create(0)
     // protected by lock
     private let registry = Lock(Registry())
     /// How many empty polls a thread makes before it sleeps.
@@ -40,6 +45,7 @@ final class PoolCore: LoopExecutor {
 
     deinit {
         exiting.destroy()
+        searching.destroy()
         spindle_runq_destroy(readyQueue)
     }
 
@@ -90,9 +96,31 @@ final class PoolCore: LoopExecutor {
                 continue
             }
             if exiting.load(ordering: .acquiring) { return }
-            parker.wait(spins: spinsBeforeParking) { [readyQueue, exiting] in
-                !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
+            waitForWork()
+        }
+    }
+
+    // Spins while counted as searching, then stops counting and sleeps.
+    // No lost wake-up: a scheduler that saw a searcher relies on it, and
+    // the searcher re-checks the queue (parker protocol) after it stops
+    // counting itself, so it sees every push made before the scheduler
+    // read the count.
+    private func waitForWork() {
+        searching.wrappingIncrement(ordering: .sequentiallyConsistent)
+        var spun = 0
+        var gap = 1
+        while spun < spinsBeforeParking {
+            if !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed) {
+                searching.wrappingDecrement(ordering: .sequentiallyConsistent)
+                return
             }
+            for _ in 0..<gap { spindle_cpu_relax() }
+            spun += gap
+            if gap < 8 { gap <<= 1 }
+        }
+        searching.wrappingDecrement(ordering: .sequentiallyConsistent)
+        parker.wait(spins: 0) { [readyQueue, exiting] in
+            !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
         }
     }
 
@@ -115,8 +143,9 @@ final class PoolCore: LoopExecutor {
         // the loop lives while it is queued.
         _ = Unmanaged.passRetained(loop)
         spindle_runq_push(readyQueue, loop.task)
-        // The push is an exchange (a full barrier): one load when nobody sleeps.
-        parker.notifyAfterRMW()
+        // The push is an exchange (a full barrier), so these loads see a
+        // searcher or a sleeper that could have missed it.
+        if searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
     }
 
     func register(_ loop: ScheduledLoop) -> Bool {

@@ -19,15 +19,21 @@ import CSpindle
 /// `@unchecked Sendable`: a non-final class cannot be checked. Every stored
 /// property here is immutable or an atomic; `LoopCore` labels its own.
 class ScheduledLoop: @unchecked Sendable {
+    /// The loop's hot atomics, on one cache line (see `LoopWords`).
+    let words = LoopWords()
     /// atomic: any thread. The protocol's state word.
-    let schedulingState = UnsafeAtomic<SchedulingState>.create(.scheduled)
+    var schedulingState: UnsafeAtomic<SchedulingState> {
+        @inline(__always) get { words.schedulingState }
+    }
     /// The C node that links the loop into a ready queue; owned, freed in deinit.
     let task: OpaquePointer
     /// Runs the loop. Immutable.
     let executor: any LoopExecutor
     /// atomic: the thread running a slice (its pthread id), 0 between slices.
     /// An emit from that thread is an emit from the loop's own executor.
-    let runnerToken = UnsafeAtomic<UInt>.create(0)
+    var runnerToken: UnsafeAtomic<UInt> {
+        @inline(__always) get { words.runnerToken }
+    }
     // Runner only (one at a time; the state CAS orders consecutive runners):
     // the pauses a lingering runner waits for a batch to form.
     nonisolated(unsafe) private var formationPauses = 8
@@ -49,8 +55,7 @@ class ScheduledLoop: @unchecked Sendable {
     }
 
     deinit {
-        schedulingState.destroy()
-        runnerToken.destroy()
+        words.deallocate()
         spindle_task_destroy(task)
     }
 

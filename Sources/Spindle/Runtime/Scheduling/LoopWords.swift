@@ -1,0 +1,63 @@
+import Atomics
+
+/// A loop's hot atomics, packed into one cache line (one allocation): the
+/// words every emit reads (the scheduling state, `closed`, the runner's id)
+/// and the stop's flags. Separate atomics cost an allocation and, for a loop
+/// that is cold in the cache, a miss each.
+///
+/// The only unsafe code for them: each property is an `UnsafeAtomic` view of
+/// a fixed offset in `base`, which `init` binds and initializes and
+/// `deallocate` frees.
+///
+/// Thread safety: the views are atomics; any thread.
+struct LoopWords: @unchecked Sendable {
+    // @unchecked: `base` is an immutable pointer to memory accessed only
+    // through the atomic views below.
+    private let base: UnsafeMutableRawPointer
+
+    private static let runnerTokenOffset = 0      // UInt
+    private static let acceptedCountOffset = 8    // Int
+    private static let schedulingOffset = 16      // SchedulingState (UInt8)
+    private static let closedOffset = 17          // Bool
+    private static let stopRequestOffset = 18     // StopRequest (UInt8)
+    private static let graceDoneOffset = 19       // Bool
+    private static let size = 64
+
+    init() {
+        base = .allocate(byteCount: Self.size, alignment: Self.size)
+        base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
+        (base + Self.runnerTokenOffset).bindMemory(to: UInt.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(0))
+        (base + Self.acceptedCountOffset).bindMemory(to: Int.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(0))
+        (base + Self.schedulingOffset).bindMemory(to: SchedulingState.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(.scheduled))
+        (base + Self.closedOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(false))
+        (base + Self.stopRequestOffset).bindMemory(to: StopRequest.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(.none))
+        (base + Self.graceDoneOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(false))
+    }
+
+    /// Frees the line. Called once, by the owning loop's deinit.
+    func deallocate() { base.deallocate() }
+
+    @inline(__always)
+    private func view<Value: AtomicValue>(_ offset: Int, _ type: Value.Type) -> UnsafeAtomic<Value> {
+        UnsafeAtomic(at: (base + offset).assumingMemoryBound(to: Value.AtomicRepresentation.self))
+    }
+
+    /// The thread running a slice (its pthread id), 0 between slices.
+    var runnerToken: UnsafeAtomic<UInt> { view(Self.runnerTokenOffset, UInt.self) }
+    /// Events accepted, counted only when the loop is observed.
+    var acceptedCount: UnsafeAtomic<Int> { view(Self.acceptedCountOffset, Int.self) }
+    /// The scheduling protocol's state word.
+    var schedulingState: UnsafeAtomic<SchedulingState> { view(Self.schedulingOffset, SchedulingState.self) }
+    /// Set once by stop; read by every emit.
+    var closed: UnsafeAtomic<Bool> { view(Self.closedOffset, Bool.self) }
+    /// The first stop request's mode.
+    var stopRequest: UnsafeAtomic<StopRequest> { view(Self.stopRequestOffset, StopRequest.self) }
+    /// Set by the stop's grace-period callback.
+    var graceDone: UnsafeAtomic<Bool> { view(Self.graceDoneOffset, Bool.self) }
+}
