@@ -5,17 +5,25 @@ import Dispatch
 ///
 /// An effect can be a plain closure `(State) -> Event?`, an async function
 /// `(State) async -> Event?` (optionally throwing), or a function returning an
-/// `AsyncSequence` of events. Each feedback runs on a serial `DispatchQueue`
-/// (its own, the one given with `on:` / ``execute(on:)``, or the spin's
-/// `executeOn:`), and sees the initial state first, then every new state in
-/// reduction order.
+/// `AsyncSequence` of events. A feedback that names no queue runs on the
+/// loop's executor (the shared reducer pool by default, or the spin's
+/// `executeOn:` queue), right after each reduction, in declaration order; one
+/// given a queue with `on:` / ``execute(on:)`` runs its effect code on that
+/// queue, whatever the form. Either way it sees the initial state first, then
+/// every new state in reduction order.
+///
+/// > Important: Never block the loop's executor in a feedback that names no
+/// > queue: it is shared with other loops (on a pool) or the rest of the app
+/// > (on the main queue). Give blocking work a queue with ``execute(on:)``.
 ///
 /// > Important: With ``ExecutionStrategy/cancelOnNewState`` (the default), a
 /// > new state cancels the previous run, and every event that run emits after
 /// > that moment is discarded — even if the effect ignores cancellation.
 ///
-/// Async effects run as `Task`s started from the feedback's queue; their
-/// bodies run on the concurrency runtime's executor, not on that queue.
+/// Async and stream effects run as `Task`s. With a queue named, the task's
+/// code runs on that queue (a task executor over it; code isolated to an
+/// actor still hops to its actor); without one, on the global concurrent
+/// executor, started from the loop's executor.
 public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// What the feedback runs, erased to the forms the runtime knows.
     /// (Package access: SpindleTesting's deterministic runner runs these forms.)
@@ -41,9 +49,9 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// the previous run is not cancelled.
     package let filter: (@Sendable (State) -> Bool)?
     package let strategy: ExecutionStrategy
-    /// nil: the spin's `executeOn:` queue, or a serial queue of its own.
+    /// nil: the loop's executor.
     private(set) var queue: DispatchQueue?
-    /// Runs synchronously on the reducer thread (see ``executeOnReducerThread()``).
+    /// Runs on the loop's executor even if a queue was named (see ``executeOnReducerThread()``).
     package private(set) var runsOnReducerThread: Bool = false
 
     init(
@@ -61,7 +69,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// Creates a feedback from a synchronous effect.
     /// - Parameters:
     ///   - effect: called with each state; the event it returns, if any, is emitted.
-    ///   - queue: where the effect runs; nil means the spin's queue or a serial queue of its own.
+    ///   - queue: where the effect runs; nil means the loop's executor.
     ///   - strategy: what a new state does to a running effect.
     public init(
         effect: @escaping @Sendable (State) -> Event?,
@@ -75,7 +83,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - effect: called with each state; the event it returns, if any, is
     ///     emitted (or discarded when the run was cancelled meanwhile).
-    ///   - queue: where runs are started from.
+    ///   - queue: where the effect's code runs; nil: the global concurrent executor.
     ///   - strategy: what a new state does to a running effect.
     public init(
         effect: @escaping @Sendable (State) async -> Event?,
@@ -126,11 +134,12 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         return copy
     }
 
-    /// Returns this feedback running synchronously on the loop's reducer
-    /// thread, right after each reduction: no dispatch, no thread hop. For
-    /// cheap, pure-ish synchronous effects only; a slow effect here slows
-    /// the whole loop. Events it emits go to the reducer's local queue and are
-    /// reduced before the next batch.
+    /// Returns this feedback running synchronously on the loop's executor,
+    /// right after each reduction (the placement of a feedback that names no
+    /// queue): no dispatch, no thread hop; it undoes ``execute(on:)``. For
+    /// cheap synchronous effects only; a slow effect here slows the whole
+    /// loop. Events it emits go to the loop's local queue and are reduced
+    /// before the next batch.
     ///
     /// - Precondition: the effect is synchronous (`(State) -> Event?`).
     public func executeOnReducerThread() -> Feedback {
