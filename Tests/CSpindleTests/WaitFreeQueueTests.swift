@@ -271,8 +271,9 @@ extension CSpindleTarget {
             for payload in payloads { spindle_wfq_release(queue, payload) }
         }
 
-        @Test("nodes_per_slab rounds up to a power of two, at least 64",
-              arguments: [(requested: 0, slab: 64), (1, 64), (63, 64), (64, 64), (65, 128), (100, 128), (1000, 1024)])
+        @Test("nodes_per_slab rounds up to a power of two, at least 8",
+              arguments: [(requested: 0, slab: 8), (1, 8), (7, 8), (8, 8), (9, 16), (63, 64), (64, 64), (65, 128),
+                          (100, 128), (1000, 1024)])
         func firstSlabSize(requested: Int, slab: Int) throws {
             let queue = try #require(spindle_wfq_create(8, 8, requested))
             defer { spindle_wfq_destroy(queue) }
