@@ -49,8 +49,10 @@ struct MetricsObserverTests {
                 return state + 1
             }
         }
+        // The reducer blocks: on a thread of its own, not the shared pool.
         let loop = spin.observed(by: MetricsObserver(factory: metrics))
-            .start(options: SpinOptions(queue: .bounded(capacity: 4, overflow: .dropNewest), maxBatch: 1))
+            .start(options: SpinOptions(
+                executor: .dedicatedThread, queue: .bounded(capacity: 4, overflow: .dropNewest), maxBatch: 1))
         loop.emit(0)
         var dropped = 0
         for event in 1...20 where loop.emit(event) == .dropped { dropped += 1 }

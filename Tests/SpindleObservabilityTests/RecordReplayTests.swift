@@ -62,6 +62,10 @@ struct RecordReplayTests {
         let loop = spin.observed(by: recorder).start()
         let states = loop.states
         let collector = Task { for await state in states { seen.withLock { $0.append(state) } } }
+        // The initial state's bonus is in before the producers start: the
+        // feedback's later bonuses may all come after the stop (and be
+        // refused) when a busy pool runs the loop only once they are done.
+        #expect(await eventually { loop.state.bonuses == 1 })
         let perProducer = 5_000
         await onThreads(4) { producer in
             for sequence in 0..<perProducer { loop.emit(.item(producer: producer, sequence: sequence)) }

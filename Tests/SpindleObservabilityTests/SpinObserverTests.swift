@@ -8,11 +8,13 @@ import SpindleTestSupport
 struct SpinObserverTests {
     static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .baseline]
 
-    @Test("every reduction, in order, with its new state; started first, stopped last", arguments: queues)
-    func reductionsInOrder(queue: QueueKind) async {
+    @Test("every reduction, in order, with its new state; started first, stopped last",
+          arguments: [ExecutorKind.sharedPool, .dedicatedThread], queues)
+    func reductionsInOrder(executor: ExecutorKind, queue: QueueKind) async {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state &* 31 &+ event } }
-        let loop = spin.observed(by: observer).start(options: SpinOptions(queue: queue))
+        let loop = spin.observed(by: observer)
+            .start(options: SpinOptions(executor: executor == .dedicatedThread ? .dedicatedThread : .sharedPool, queue: queue))
         for event in 1...2_000 { loop.emit(event) }
         let report = await loop.stop()
 
@@ -37,7 +39,10 @@ struct SpinObserverTests {
         }
         #expect(batches.map(\.0).reduce(0, +) == 2_000)
         #expect(batches.last?.1 == 2_000)
-        #expect(observer.reducerThreadCount == 1)
+        // One thread at a time: the same one on a dedicated thread; on the
+        // pool, whichever of its threads runs the slice.
+        #expect(observer.overlappingReducerCalls == 0)
+        if executor == .dedicatedThread { #expect(observer.reducerThreadCount == 1) }
     }
 
     @Test("observesEachEvent false: batches only, no per-event calls")
@@ -67,7 +72,8 @@ struct SpinObserverTests {
             var observesEachEvent: Bool { false }
             func batchReduced(_ batch: ReductionBatch) { depths.withLock { $0.append(batch.queueDepth) } }
         }
-        // The first event blocks the reducer until 99 more are queued.
+        // The first event blocks the reducer until 99 more are queued (on a
+        // thread of its own: never block the shared pool every test uses).
         let spin = Spin<Int, Int>(initialState: 0) {
             Reducer { state, event in
                 if event == 0 { gate.wait() }
@@ -75,7 +81,7 @@ struct SpinObserverTests {
             }
         }
         let loop = spin.observed(by: DepthObserver(depths: depths))
-            .start(options: SpinOptions(maxBatch: 1))
+            .start(options: SpinOptions(executor: .dedicatedThread, maxBatch: 1))
         loop.emit(0)
         for event in 1..<100 { loop.emit(event) }
         gate.signal()
@@ -121,8 +127,10 @@ struct SpinObserverTests {
                 return state + 1
             }
         }
+        // The reducer blocks: on a thread of its own, not the shared pool.
         let loop = spin.observed(by: observer)
-            .start(options: SpinOptions(queue: .bounded(capacity: 2, overflow: .dropNewest), maxBatch: 1))
+            .start(options: SpinOptions(
+                executor: .dedicatedThread, queue: .bounded(capacity: 2, overflow: .dropNewest), maxBatch: 1))
         loop.emit(0)  // the reducer takes it and blocks
         #expect(await eventually { loop.statistics.reducedEvents == 0 && observer.heard.count == 1 })
         // Wait until the reducer holds event 0 (the ring is empty again).

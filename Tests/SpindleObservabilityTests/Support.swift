@@ -22,6 +22,9 @@ enum Heard<State: Sendable & Equatable, Event: Sendable & Equatable>: Sendable, 
 final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equatable>: SpinObserver, Sendable {
     private let log = Lock<[Heard<State, Event>]>([])
     private let reducerThreads = Lock<Set<String>>([])
+    // Reducer-thread callbacks in progress, and how many began while
+    // another was still in progress (two runners of one loop at once).
+    private let inside = Lock((now: 0, overlaps: 0))
     // Apart from `log`: accepts come from the emitting threads, in no fixed
     // order with the reducer thread's callbacks.
     private let acceptedLog = Lock<[Event]>([])
@@ -31,15 +34,26 @@ final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equ
     init(eachEvent: Bool = true) { observesEachEvent = eachEvent }
 
     var heard: [Heard<State, Event>] { log.withLock { $0 } }
-    /// Distinct threads that made reducer-thread callbacks.
+    /// Distinct threads that made reducer-thread callbacks. On a pool the
+    /// loop may move between its threads from one slice to the next.
     var reducerThreadCount: Int { reducerThreads.withLock { $0.count } }
+    /// Reducer-thread callbacks that began while another was in progress:
+    /// 0 unless two threads ran the loop at once.
+    var overlappingReducerCalls: Int { inside.withLock { $0.overlaps } }
 
     private func add(_ item: Heard<State, Event>, onReducer: Bool = false) {
-        if onReducer {
-            let name = "\(Unmanaged.passUnretained(Thread.current).toOpaque())"
-            reducerThreads.withLock { _ = $0.insert(name) }
+        guard onReducer else {
+            log.withLock { $0.append(item) }
+            return
         }
+        inside.withLock { inside in
+            if inside.now > 0 { inside.overlaps += 1 }
+            inside.now += 1
+        }
+        let name = "\(Unmanaged.passUnretained(Thread.current).toOpaque())"
+        reducerThreads.withLock { _ = $0.insert(name) }
         log.withLock { $0.append(item) }
+        inside.withLock { $0.now -= 1 }
     }
 
     func loopStarted(initialState: State) { add(.started(initialState), onReducer: true) }
