@@ -11,74 +11,96 @@ import SpindleTestSupport
         })
     }
 
-    @Test func dropNewestRefusesExactlyWhatDoesNotFit() async {
-        let latch = Latch()
-        let loop = blockedSpin(latch).start(options: SpinOptions(queue: .bounded(capacity: 8, overflow: .dropNewest)))
-        loop.emit(.increment)
-        #expect(await eventually { latch.isBlocked })
-        var results: [EmitResult] = []
-        for _ in 0..<100 { results.append(loop.emit(.increment)) }
-        #expect(results.filter { $0 == .accepted }.count == 8)
-        #expect(results.filter { $0 == .dropped }.count == 92)
-        #expect(loop.statistics.droppedEvents == 92)
-        latch.release()
-        let report = await loop.stop()
-        #expect(report.reduced == 9)
-        #expect(loop.state == 9)
-    }
+    // The tests with a blocked reducer run on every executor but the shared
+    // pool, which every test shares.
 
-    @Test func blockWaitsForSpaceAndLosesNothing() async {
-        let latch = Latch()
-        let loop = blockedSpin(latch).start(options: SpinOptions(queue: .bounded(capacity: 8, overflow: .block)))
-        loop.emit(.increment)
-        #expect(await eventually { latch.isBlocked })
-        let results = Recorder<EmitResult>()
-        async let producer: Void = onThread {
+    @Test(arguments: ExecutorKind.blockable)
+    func dropNewestRefusesExactlyWhatDoesNotFit(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let latch = Latch()
+            let loop = blockedSpin(latch).start(options: SpinOptions(
+                executor: executor, queue: .bounded(capacity: 8, overflow: .dropNewest)))
+            loop.emit(.increment)
+            #expect(await eventually { latch.isBlocked })
+            var results: [EmitResult] = []
             for _ in 0..<100 { results.append(loop.emit(.increment)) }
+            #expect(results.filter { $0 == .accepted }.count == 8)
+            #expect(results.filter { $0 == .dropped }.count == 92)
+            #expect(loop.statistics.droppedEvents == 92)
+            latch.release()
+            let report = await loop.stop()
+            #expect(report.reduced == 9)
+            #expect(loop.state == 9)
         }
-        #expect(await eventually { results.count == 8 })
-        try? await Task.sleep(nanoseconds: 20_000_000)
-        #expect(results.count == 8)  // the 9th emit waits for space
-        latch.release()
-        await producer
-        let report = await loop.stop()
-        #expect(results.values.allSatisfy { $0 == .accepted })
-        #expect(report.reduced == 101)
     }
 
-    @Test func aProducerBlockedOnAFullRingGetsStoppedWhenTheLoopStops() async {
-        let latch = Latch()
-        let loop = blockedSpin(latch).start(options: SpinOptions(queue: .bounded(capacity: 4, overflow: .block)))
-        loop.emit(.increment)
-        #expect(await eventually { latch.isBlocked })
-        for _ in 0..<4 { #expect(loop.emit(.increment) == .accepted) }
-        async let blocked = onThread { loop.emit(.increment) }
-        try? await Task.sleep(nanoseconds: 10_000_000)
-        async let stopping = loop.stop()
-        #expect(await blocked == .stopped)
-        latch.release()
-        let report = await stopping
-        #expect(report.reduced == 5)
+    @Test(arguments: ExecutorKind.blockable)
+    func blockWaitsForSpaceAndLosesNothing(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let latch = Latch()
+            let loop = blockedSpin(latch).start(options: SpinOptions(
+                executor: executor, queue: .bounded(capacity: 8, overflow: .block)))
+            loop.emit(.increment)
+            #expect(await eventually { latch.isBlocked })
+            let results = Recorder<EmitResult>()
+            async let producer: Void = onThread {
+                for _ in 0..<100 { results.append(loop.emit(.increment)) }
+            }
+            #expect(await eventually { results.count == 8 })
+            // The 9th emit waits for space while the reducer is blocked (a
+            // check that can miss a bug on a slow machine, never fail without one).
+            try? await Task.sleep(nanoseconds: 20_000_000)
+            #expect(results.count == 8)
+            latch.release()
+            await producer
+            let report = await loop.stop()
+            #expect(results.values.allSatisfy { $0 == .accepted })
+            #expect(report.reduced == 101)
+        }
     }
 
-    @Test func aFeedbackEmittingFromTheReducerThreadNeverDeadlocksOnAFullRing() async {
-        // The inline feedback emits one event per state while producers keep
-        // the 4-slot ring full: its emits go to the reducer's local queue.
-        let loop = Spin(initialState: 0) {
-            Feedback<Int, CounterEvent>(effect: { state in
-                state < 20_000 ? .increment : nil
-            }).executeOnReducerThread()
-            Reducer(counterReducer.reduce)
-        }.start(options: SpinOptions(queue: .bounded(capacity: 4, overflow: .block)))
-        let accepted = Recorder<Int>()
-        await onThreads(2) { _ in
-            var count = 0
-            for _ in 0..<5_000 where loop.emit(.increment) == .accepted { count += 1 }
-            accepted.append(count)
+    @Test(arguments: ExecutorKind.blockable)
+    func aProducerBlockedOnAFullRingGetsStoppedWhenTheLoopStops(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let latch = Latch()
+            let loop = blockedSpin(latch).start(options: SpinOptions(
+                executor: executor, queue: .bounded(capacity: 4, overflow: .block)))
+            loop.emit(.increment)
+            #expect(await eventually { latch.isBlocked })
+            for _ in 0..<4 { #expect(loop.emit(.increment) == .accepted) }
+            async let blocked = onThread { loop.emit(.increment) }
+            // Usually the producer is waiting by now; if not, its emit comes
+            // after the stop and is answered .stopped all the same.
+            try? await Task.sleep(nanoseconds: 10_000_000)
+            async let stopping = loop.stop()
+            #expect(await blocked == .stopped)
+            latch.release()
+            let report = await stopping
+            #expect(report.reduced == 5)
         }
-        #expect(accepted.values.reduce(0, +) == 10_000)
-        #expect(await eventually { loop.state >= 20_000 })
-        let report = await loop.stop()
-        #expect(report.reduced == loop.state)
+    }
+
+    @Test(arguments: allExecutors)
+    func aFeedbackEmittingFromTheReducerThreadNeverDeadlocksOnAFullRing(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            // The inline feedback emits one event per state while producers
+            // keep the 4-slot ring full: its emits go to the loop's local queue.
+            let loop = Spin(initialState: 0) {
+                Feedback<Int, CounterEvent>(effect: { state in
+                    state < 20_000 ? .increment : nil
+                }).executeOnReducerThread()
+                Reducer(counterReducer.reduce)
+            }.start(options: SpinOptions(executor: executor, queue: .bounded(capacity: 4, overflow: .block)))
+            let accepted = Recorder<Int>()
+            await onThreads(2) { _ in
+                var count = 0
+                for _ in 0..<5_000 where loop.emit(.increment) == .accepted { count += 1 }
+                accepted.append(count)
+            }
+            #expect(accepted.values.reduce(0, +) == 10_000)
+            #expect(await eventually { loop.state >= 20_000 })
+            let report = await loop.stop()
+            #expect(report.reduced == loop.state)
+        }
     }
 }

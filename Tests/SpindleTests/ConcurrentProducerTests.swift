@@ -25,61 +25,72 @@ let orderReducer = Reducer<OrderState, Stamped> { state, event in
 }
 
 @Suite struct ConcurrentProducerTests {
-    @Test(arguments: allQueueKinds, [1, 2, 4, 8])
-    func everyAcceptedEventIsReducedOnceInProducerOrder(queue: QueueKind, producers: Int) async {
-        let perProducer = 20_000
+    @Test(arguments: allExecutors, allQueueKinds)
+    func everyAcceptedEventIsReducedOnceInProducerOrder(executor: ExecutorKind, queue: QueueKind) async throws {
+        try await executor.withExecutor { executor in
+            for producers in [1, 2, 4, 8] {
+                try await expectEveryEventReducedInOrder(producers: producers, executor: executor, queue: queue)
+            }
+        }
+    }
+
+    private func expectEveryEventReducedInOrder(producers: Int, executor: SpinExecutor, queue: QueueKind) async throws {
+        let perProducer = 10_000
         let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
-            .start(options: SpinOptions(queue: queue))
+            .start(options: SpinOptions(executor: executor, queue: queue))
         let accepted = Recorder<Int>()
-        await onThreads(producers) { producer in
+        let finished = await onThreads(producers) { producer in
             var count = 0
             for sequence in 0..<perProducer where loop.emit(Stamped(producer: producer, sequence: sequence)) == .accepted {
                 count += 1
             }
             accepted.append(count)
         }
+        try #require(finished, "\(producers) producers did not finish")
         let report = await loop.stop()
         let acceptedTotal = accepted.values.reduce(0, +)
-        #expect(acceptedTotal == producers * perProducer)
-        #expect(loop.state.reduced == acceptedTotal)
-        #expect(report.reduced == acceptedTotal)
-        #expect(report.discarded == 0)
-        #expect(loop.state.outOfOrder == 0)
-        #expect(loop.state.lastSequence == Array(repeating: perProducer - 1, count: producers))
+        #expect(acceptedTotal == producers * perProducer, "\(producers) producers")
+        #expect(loop.state.reduced == acceptedTotal, "\(producers) producers")
+        #expect(report.reduced == acceptedTotal, "\(producers) producers")
+        #expect(report.discarded == 0, "\(producers) producers")
+        #expect(loop.state.outOfOrder == 0, "\(producers) producers")
+        #expect(loop.state.lastSequence == Array(repeating: perProducer - 1, count: producers), "\(producers) producers")
     }
 
-    @Test(arguments: allQueueKinds)
-    func producersRacingStopGetAcceptedOrStoppedAndNothingAcceptedIsLost(queue: QueueKind) async {
-        let producers = 4
-        let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
-            .start(options: SpinOptions(queue: queue))
-        let accepted = Recorder<Int>()
-        let other = Recorder<EmitResult>()
-        // Stop once reduction is under way, so it lands mid-stream.
-        async let stopping: StopReport = {
-            _ = await eventually { loop.statistics.reducedEvents > 1_000 }
-            return await loop.stop()
-        }()
-        await onThreads(producers) { producer in
-            var count = 0
-            var sequence = 0
-            while sequence < 50_000 {
-                let result = loop.emit(Stamped(producer: producer, sequence: sequence))
-                if result == .accepted {
-                    count += 1
-                    sequence += 1
-                } else {
-                    other.append(result)
-                    break
+    @Test(arguments: allExecutors, allQueueKinds)
+    func producersRacingStopGetAcceptedOrStoppedAndNothingAcceptedIsLost(executor: ExecutorKind, queue: QueueKind) async throws {
+        try await executor.withExecutor { executor in
+            let producers = 4
+            let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
+                .start(options: SpinOptions(executor: executor, queue: queue))
+            let accepted = Recorder<Int>()
+            let other = Recorder<EmitResult>()
+            // Stop once reduction is under way, so it lands mid-stream.
+            async let stopping: StopReport = {
+                _ = await eventually { loop.statistics.reducedEvents > 1_000 }
+                return await loop.stop()
+            }()
+            await onThreads(producers) { producer in
+                var count = 0
+                var sequence = 0
+                while sequence < 50_000 {
+                    let result = loop.emit(Stamped(producer: producer, sequence: sequence))
+                    if result == .accepted {
+                        count += 1
+                        sequence += 1
+                    } else {
+                        other.append(result)
+                        break
+                    }
                 }
+                accepted.append(count)
             }
-            accepted.append(count)
+            let report = await stopping
+            let acceptedTotal = accepted.values.reduce(0, +)
+            #expect(other.values.allSatisfy { $0 == .stopped })
+            #expect(report.reduced == acceptedTotal)
+            #expect(loop.state.reduced == acceptedTotal)
+            #expect(loop.state.outOfOrder == 0)
         }
-        let report = await stopping
-        let acceptedTotal = accepted.values.reduce(0, +)
-        #expect(other.values.allSatisfy { $0 == .stopped })
-        #expect(report.reduced == acceptedTotal)
-        #expect(loop.state.reduced == acceptedTotal)
-        #expect(loop.state.outOfOrder == 0)
     }
 }

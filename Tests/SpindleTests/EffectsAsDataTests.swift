@@ -60,8 +60,8 @@ struct Tally: Sendable, Equatable {
 let workRouter = EffectRouter<TaskEffect, TaskEvent>()
     .route({ effect -> Int? in if case .work(let value) = effect { value } else { nil } }) { value in .done(value) }
 
-/// Both effect suites, one test at a time: some count live effect routers,
-/// which only these tests create.
+/// Both effect suites, one test at a time: one waits for the live effect
+/// routers to come back to a baseline, which the others' loops would hold up.
 @Suite(.serialized) enum EffectsAsData {}
 
 extension EffectsAsData {
@@ -90,20 +90,22 @@ extension EffectsAsData {
         #expect(reducer.reduce(once, .log("x")) == once)
     }
 
-    @Test(arguments: allQueueKinds)
-    func aSpinWithOnlyEffectsRunsThemAndReducesTheirEvents(queue: QueueKind) async {
-        let loop = Spin(initialState: Tally()) {
-            Reducer(tallyNext, effects: workRouter)
-        }.start(options: SpinOptions(queue: queue))
-        for value in 0..<200 { loop.emit(.request(value)) }
-        #expect(await eventually { loop.state.done.count == 200 })
-        await loop.stop()
-        // One sync route, one producer: the results come back in order.
-        #expect(loop.state.done == Array(0..<200))
-        let statistics = loop.statistics
-        #expect(statistics.effectsDispatched == 200)
-        #expect(statistics.effectsHandled == 200)
-        #expect(statistics.effectsDiscardedAtStop == 0 && statistics.unhandledEffects == 0)
+    @Test(arguments: allExecutors, allQueueKinds)
+    func aSpinWithOnlyEffectsRunsThemAndReducesTheirEvents(executor: ExecutorKind, queue: QueueKind) async throws {
+        try await executor.withExecutor { executor in
+            let loop = Spin(initialState: Tally()) {
+                Reducer(tallyNext, effects: workRouter)
+            }.start(options: SpinOptions(executor: executor, queue: queue))
+            for value in 0..<200 { loop.emit(.request(value)) }
+            #expect(await eventually { loop.state.done.count == 200 })
+            await loop.stop()
+            // One sync route, one producer: the results come back in order.
+            #expect(loop.state.done == Array(0..<200))
+            let statistics = loop.statistics
+            #expect(statistics.effectsDispatched == 200)
+            #expect(statistics.effectsHandled == 200)
+            #expect(statistics.effectsDiscardedAtStop == 0 && statistics.unhandledEffects == 0)
+        }
     }
 
     @Test func spinnerSyntaxTakesAReducerWithEffects() async {
@@ -134,31 +136,34 @@ extension EffectsAsData {
         // Released here: a released loop stops on its own.
     }
 
-    @Test func effectsAndStateFeedbacksRunInOneSpin() async {
-        let recorded = Recorder<String>()
-        let statesSeen = Recorder<Int>()
-        let router = workRouter
-            .route({ effect -> String? in if case .record(let line) = effect { line } else { nil } }) { line in
-                recorded.append(line)
-                return nil
-            }
-        let loop = Spin(initialState: Tally()) {
-            // A state-driven feedback: ticks once when the third result is in.
-            Feedback<Tally, TaskEvent>(effect: { state in
-                statesSeen.append(state.done.count)
-                return state.done.count == 3 && state.ticks == 0 ? .tick : nil
-            })
-            Reducer(tallyNext, effects: router)
-        }.start()
-        loop.emit(.requestMany([1, 2, 3]))
-        #expect(await eventually { recorded.values == ["tick 1"] })
-        await loop.stop()
-        #expect(loop.state.done == [1, 2, 3])
-        #expect(loop.state.ticks == 1)
-        // The feedback saw the initial state first, then every state.
-        #expect(statesSeen.values.first == 0)
-        #expect(statesSeen.values.last == 3)
-        #expect(loop.statistics.effectsHandled == 4)
+    @Test(arguments: allExecutors)
+    func effectsAndStateFeedbacksRunInOneSpin(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let recorded = Recorder<String>()
+            let statesSeen = Recorder<Int>()
+            let router = workRouter
+                .route({ effect -> String? in if case .record(let line) = effect { line } else { nil } }) { line in
+                    recorded.append(line)
+                    return nil
+                }
+            let loop = Spin(initialState: Tally()) {
+                // A state-driven feedback: ticks once when the third result is in.
+                Feedback<Tally, TaskEvent>(effect: { state in
+                    statesSeen.append(state.done.count)
+                    return state.done.count == 3 && state.ticks == 0 ? .tick : nil
+                })
+                Reducer(tallyNext, effects: router)
+            }.start(options: SpinOptions(executor: executor))
+            loop.emit(.requestMany([1, 2, 3]))
+            #expect(await eventually { recorded.values == ["tick 1"] })
+            await loop.stop()
+            #expect(loop.state.done == [1, 2, 3])
+            #expect(loop.state.ticks == 1)
+            // The feedback saw the initial state first, then every state.
+            #expect(statesSeen.values.first == 0)
+            #expect(statesSeen.values.last == 3)
+            #expect(loop.statistics.effectsHandled == 4)
+        }
     }
 
     @Test func eachRoutesSyncHandlersRunAndAreReducedInDispatchOrder() async {
@@ -210,11 +215,13 @@ extension EffectsAsData {
     }
 
     @Test func theSameSpinStartedTwiceRunsTwoIndependentRouters() async {
-        let routersBefore = SpindleLiveObjects.current.effectRouters
+        // Independent: each loop's effects feed back into that loop only,
+        // and stopping one leaves the other's router running. (The
+        // process-wide router count is not checked: other suites' loops
+        // start and end routers meanwhile.)
         let spin = Spin(initialState: Tally()) { Reducer(tallyNext, effects: workRouter) }
         let first = spin.start()
         let second = spin.start()
-        #expect(SpindleLiveObjects.current.effectRouters == routersBefore + 2)
         first.emit(.requestMany([1, 2, 3]))
         second.emit(.requestMany([10, 20]))
         #expect(await eventually { first.state.done == [1, 2, 3] && second.state.done == [10, 20] })

@@ -10,52 +10,69 @@ enum CounterEvent: Sendable, Equatable {
 let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
 
 @Suite struct EveryStateTests {
-    @Test(arguments: allQueueKinds)
-    func aFeedbackSeesTheInitialStateThenEveryStateInOrder(queue: QueueKind) async {
-        let seen = Recorder<Int>()
-        let loop = Spin(initialState: 0) {
-            Feedback<Int, CounterEvent>(effect: { state in
-                seen.append(state)
-                return nil
-            })
-            Reducer(counterReducer.reduce)
-        }.start(options: SpinOptions(queue: queue))
-        for _ in 0..<5_000 { loop.emit(.increment) }
-        #expect(await eventually { seen.count == 5_001 })
-        await loop.stop()
-        #expect(seen.values == Array(0...5_000))
-    }
-
-    @Test func aCounterWhoseFeedbackEmitsConvergesThroughEveryState() async {
-        let seen = Recorder<Int>()
-        let loop = Spin(initialState: 0) {
-            Feedback<Int, CounterEvent>(effect: { state in
-                seen.append(state)
-                return state < 1_000 ? .increment : nil
-            })
-            Reducer(counterReducer.reduce)
-        }.start()
-        #expect(await eventually { loop.state == 1_000 && seen.count == 1_001 })
-        await loop.stop()
-        #expect(seen.values == Array(0...1_000))
-    }
-
-    @Test func statesStreamYieldsTheCurrentStateFirstThenEveryNewOne() async {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
-        for _ in 0..<10 { loop.emit(.increment) }
-        #expect(await eventually { loop.state == 10 })
-        let stream = loop.states
-        let collector = Task {
-            var values: [Int] = []
-            for await value in stream { values.append(value) }
-            return values
+    @Test(arguments: allExecutors, allQueueKinds)
+    func aFeedbackSeesTheInitialStateThenEveryStateInOrder(executor: ExecutorKind, queue: QueueKind) async throws {
+        try await executor.withExecutor { executor in
+            let seen = Recorder<Int>()
+            let queued = Recorder<Int>()
+            let loop = Spin(initialState: 0) {
+                // On the loop's executor, after each reduction.
+                Feedback<Int, CounterEvent>(effect: { state in
+                    seen.append(state)
+                    return nil
+                })
+                // On a queue of its own, in batches.
+                Feedback<Int, CounterEvent>(effect: { state in
+                    queued.append(state)
+                    return nil
+                }, on: DispatchQueue(label: "every-state.feedback"))
+                Reducer(counterReducer.reduce)
+            }.start(options: SpinOptions(executor: executor, queue: queue))
+            for _ in 0..<5_000 { loop.emit(.increment) }
+            #expect(await eventually { seen.count == 5_001 && queued.count == 5_001 })
+            await loop.stop()
+            #expect(seen.values == Array(0...5_000))
+            #expect(queued.values == Array(0...5_000))
         }
-        for _ in 0..<500 { loop.emit(.increment) }
-        #expect(await eventually { loop.state == 510 })
-        await loop.stop()
-        // The stream ends at stop, after the final state.
-        let values = await collector.value
-        #expect(values == Array(10...510))
+    }
+
+    @Test(arguments: allExecutors)
+    func aCounterWhoseFeedbackEmitsConvergesThroughEveryState(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let seen = Recorder<Int>()
+            let loop = Spin(initialState: 0) {
+                Feedback<Int, CounterEvent>(effect: { state in
+                    seen.append(state)
+                    return state < 1_000 ? .increment : nil
+                })
+                Reducer(counterReducer.reduce)
+            }.start(options: SpinOptions(executor: executor))
+            #expect(await eventually { loop.state == 1_000 && seen.count == 1_001 })
+            await loop.stop()
+            #expect(seen.values == Array(0...1_000))
+        }
+    }
+
+    @Test(arguments: allExecutors)
+    func statesStreamYieldsTheCurrentStateFirstThenEveryNewOne(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+                .start(options: SpinOptions(executor: executor))
+            for _ in 0..<10 { loop.emit(.increment) }
+            #expect(await eventually { loop.state == 10 })
+            let stream = loop.states
+            let collector = Task {
+                var values: [Int] = []
+                for await value in stream { values.append(value) }
+                return values
+            }
+            for _ in 0..<500 { loop.emit(.increment) }
+            #expect(await eventually { loop.state == 510 })
+            await loop.stop()
+            // The stream ends at stop, after the final state.
+            let values = await collector.value
+            #expect(values == Array(10...510))
+        }
     }
 
     @Test func aStoppedLoopsStatesStreamYieldsTheFinalStateAndEnds() async {
@@ -67,20 +84,23 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         #expect(values == [8])
     }
 
-    @Test func inlineFeedbackRunsOnTheReducerThreadAndSeesEveryState() async {
-        let seen = Recorder<Int>()
-        let loop = Spin(initialState: 0) {
-            Feedback<Int, CounterEvent>(effect: { state in
-                seen.append(state)
-                return state < 2_000 ? .increment : nil
-            }).executeOnReducerThread()
-            Reducer(counterReducer.reduce)
-        }.start()
-        // A generous window: under TSan with every suite running at once on
-        // two cores, this reducer thread was once starved for seconds.
-        #expect(await eventually(within: 60) { loop.state == 2_000 })
-        await loop.stop()
-        #expect(seen.values == Array(0...2_000))
+    @Test(arguments: allExecutors)
+    func inlineFeedbackRunsOnTheReducerThreadAndSeesEveryState(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let seen = Recorder<Int>()
+            let loop = Spin(initialState: 0) {
+                Feedback<Int, CounterEvent>(effect: { state in
+                    seen.append(state)
+                    return state < 2_000 ? .increment : nil
+                }).executeOnReducerThread()
+                Reducer(counterReducer.reduce)
+            }.start(options: SpinOptions(executor: executor))
+            // A generous window: under TSan with every suite running at once
+            // on two cores, this loop was once starved for seconds.
+            #expect(await eventually(within: 60) { loop.state == 2_000 })
+            await loop.stop()
+            #expect(seen.values == Array(0...2_000))
+        }
     }
 
     @Test func spinExecuteOnIsTheDefaultQueueOfFeedbacks() async {

@@ -419,20 +419,36 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
     @Test func reducerThreadFeedbackRunsInlineOnTheReducerThread() async {
         let inline = Feedback(effect: leftEffect).executeOnReducerThread()
 
-        let threads = Recorder<String?>()
+        // Not from the README: which thread made each state, and which
+        // thread each feedback call ran on.
+        let reductions = Recorder<(left: Int, thread: UInt)>()
+        let calls = Recorder<(left: Int, thread: UInt, name: String?)>()
         let loop = Spin(initialState: Levels(left: 0, right: 10)) {
             inline
-            Feedback<Levels, LevelsEvent>(effect: { _ in
-                threads.append(Thread.current.name)
+            Feedback<Levels, LevelsEvent>(effect: { state in
+                calls.append((state.left, currentThreadID(), Thread.current.name))
                 return nil
             }).executeOnReducerThread()
-            Reducer(levelsReducer)
+            Reducer<Levels, LevelsEvent> { state, event in
+                let next = levelsReducer(state, event)
+                reductions.append((next.left, currentThreadID()))
+                return next
+            }
         }.start()
         #expect(await eventually { loop.state == Levels(left: 10, right: 10) })
         let report = await loop.stop()
         #expect(report.reduced == 10)
-        // The initial state and the ten new ones, all on the loop's own thread.
-        #expect(threads.values == Array(repeating: "spindle-reducer", count: 11))
+        // The initial state and the ten new ones, in order, each right after
+        // its reduction on the thread that made it: a thread of the loop's
+        // executor, the shared pool (threads "spindle-shared-N", cut to the
+        // 15 bytes Linux keeps).
+        #expect(calls.values.map(\.left) == Array(0...10))
+        #expect(reductions.values.map(\.left) == Array(1...10))
+        for (call, reduction) in zip(calls.values.dropFirst(), reductions.values) {
+            #expect(call.thread == reduction.thread, "state \(call.left)")
+        }
+        #expect(calls.values.allSatisfy { $0.name?.hasPrefix("spindle-shared") == true },
+                "\(calls.values.map(\.name))")
     }
 
     // MARK: Execution strategies
@@ -628,6 +644,7 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
 
     @Test func spinOptionsHaveTheDocumentedDefaultsAndVarFields() async {
         let defaults = SpinOptions()
+        #expect(defaults.executor == nil)  // the spin's executeOn: queue, else the shared pool
         #expect(defaults.queue == .lockFree)
         #expect(defaults.onEffectError == nil)
         #expect(defaults.logger.label == "spindle")
@@ -659,12 +676,13 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
 
     @Test func emitAnswersAcceptedDroppedOrStopped() async {
         // A reducer that blocks on the first event, so a two-slot
-        // .dropNewest queue can be filled (a real reducer is pure).
+        // .dropNewest queue can be filled (a real reducer is pure). It
+        // blocks a thread of its own, not the shared pool every test uses.
         let latch = Latch()
         let loop = Spin(initialState: Levels(left: 0, right: 10), feedbacks: [], reducer: Reducer<Levels, LevelsEvent> { state, event in
             if state.left == 0 { latch.block() }
             return levelsReducer(state, event)
-        }).start(options: SpinOptions(queue: .bounded(capacity: 2, overflow: .dropNewest)))
+        }).start(options: SpinOptions(executor: .dedicatedThread, queue: .bounded(capacity: 2, overflow: .dropNewest)))
 
         var answers: [EmitResult] = []
         func emit() {

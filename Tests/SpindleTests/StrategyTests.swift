@@ -44,79 +44,91 @@ let runReducer = Reducer<RunState, RunEvent> { state, event in
         }
     }
 
-    @Test func cancelledEffectEventsAreNeverReduced() async {
-        let gates = Gates()
-        let loop = spin(gates, .cancelOnNewState).start()
-        loop.emit(.tick)
-        #expect(await eventually { loop.statistics.effectRunsStarted == 1 })
-        loop.emit(.tick)
-        #expect(await eventually { loop.statistics.effectRunsCancelled == 1 })
-        gates.open(1)  // run 1 ignores its cancellation and returns anyway
-        #expect(await eventually { loop.statistics.lateEventsDiscarded == 1 })
-        gates.open(2)
-        #expect(await eventually { loop.state.done == [2] })
-        await loop.stop()
-        #expect(loop.state.done == [2])
+    @Test(arguments: allExecutors)
+    func cancelledEffectEventsAreNeverReduced(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let gates = Gates()
+            let loop = spin(gates, .cancelOnNewState).start(options: SpinOptions(executor: executor))
+            loop.emit(.tick)
+            #expect(await eventually { loop.statistics.effectRunsStarted == 1 })
+            loop.emit(.tick)
+            #expect(await eventually { loop.statistics.effectRunsCancelled == 1 })
+            gates.open(1)  // run 1 ignores its cancellation and returns anyway
+            #expect(await eventually { loop.statistics.lateEventsDiscarded == 1 })
+            gates.open(2)
+            #expect(await eventually { loop.state.done == [2] })
+            await loop.stop()
+            #expect(loop.state.done == [2])
+        }
     }
 
-    @Test func continuedEffectsAllHaveTheirEventsReduced() async {
-        let gates = Gates()
-        let loop = spin(gates, .continueOnNewState).start()
-        loop.emit(.tick)
-        loop.emit(.tick)
-        #expect(await eventually { loop.statistics.effectRunsStarted == 2 })
-        gates.open(1)
-        gates.open(2)
-        #expect(await eventually { loop.state.done.sorted() == [1, 2] })
-        await loop.stop()
-        #expect(loop.statistics.lateEventsDiscarded == 0)
-        #expect(loop.statistics.effectRunsCancelled == 0)
+    @Test(arguments: allExecutors)
+    func continuedEffectsAllHaveTheirEventsReduced(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let gates = Gates()
+            let loop = spin(gates, .continueOnNewState).start(options: SpinOptions(executor: executor))
+            loop.emit(.tick)
+            loop.emit(.tick)
+            #expect(await eventually { loop.statistics.effectRunsStarted == 2 })
+            gates.open(1)
+            gates.open(2)
+            #expect(await eventually { loop.state.done.sorted() == [1, 2] })
+            await loop.stop()
+            #expect(loop.statistics.lateEventsDiscarded == 0)
+            #expect(loop.statistics.effectRunsCancelled == 0)
+        }
     }
 
-    @Test func cancellationEndsAnAsyncSequenceEffect() async {
-        let iterations = Recorder<Int>()
-        let loop = Spin(initialState: RunState()) {
-            Feedback<RunState, RunEvent>(
-                effect: { (state: RunState) -> AsyncStream<RunEvent> in
-                    AsyncStream { continuation in
-                        let task = Task {
-                            var index = 0
-                            while !Task.isCancelled {
-                                iterations.append(state.ticks)
-                                index += 1
-                                try? await Task.sleep(nanoseconds: 1_000_000)
+    @Test(arguments: allExecutors)
+    func cancellationEndsAnAsyncSequenceEffect(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let iterations = Recorder<Int>()
+            // The run for each tick, once its sequence was ended (by its
+            // cancellation: the producing task loops until then).
+            let ended = Recorder<Int>()
+            let loop = Spin(initialState: RunState()) {
+                Feedback<RunState, RunEvent>(
+                    effect: { (state: RunState) -> AsyncStream<RunEvent> in
+                        AsyncStream { continuation in
+                            let task = Task {
+                                while !Task.isCancelled {
+                                    iterations.append(state.ticks)
+                                    try? await Task.sleep(nanoseconds: 1_000_000)
+                                }
+                                ended.append(state.ticks)
+                                continuation.finish()
                             }
-                            continuation.finish()
+                            continuation.onTermination = { _ in task.cancel() }
                         }
-                        continuation.onTermination = { _ in task.cancel() }
-                    }
-                },
-                filteredBy: { $0.lastWasTick }
-            )
-            Reducer(runReducer.reduce)
-        }.start()
-        loop.emit(.tick)
-        #expect(await eventually { iterations.values.contains(1) })
-        loop.emit(.tick)
-        #expect(await eventually { iterations.values.contains(2) })
-        #expect(await eventually { loop.statistics.effectRunsCancelled == 1 })
-        // Run 1's stream is ended: after a while no more run-1 iterations.
-        let before = iterations.values.filter { $0 == 1 }.count
-        try? await Task.sleep(nanoseconds: 50_000_000)
-        let after = iterations.values.filter { $0 == 1 }.count
-        #expect(after <= before + 1)
-        await loop.stop()
+                    },
+                    filteredBy: { $0.lastWasTick }
+                )
+                Reducer(runReducer.reduce)
+            }.start(options: SpinOptions(executor: executor))
+            loop.emit(.tick)
+            #expect(await eventually { iterations.values.contains(1) })
+            loop.emit(.tick)
+            #expect(await eventually { iterations.values.contains(2) })
+            #expect(await eventually { loop.statistics.effectRunsCancelled == 1 })
+            // Run 1's sequence is ended; run 2's goes on until the stop.
+            #expect(await eventually { ended.values == [1] })
+            await loop.stop()
+            #expect(await eventually { ended.values == [1, 2] })
+        }
     }
 
-    @Test func stopCancelsRunningEffectsAndDiscardsTheirLateEvents() async {
-        let gates = Gates()
-        let loop = spin(gates, .continueOnNewState).start()
-        loop.emit(.tick)
-        #expect(await eventually { loop.statistics.effectRunsStarted == 1 })
-        await loop.stop()
-        #expect(loop.statistics.effectRunsCancelled == 1)
-        gates.open(1)
-        #expect(await eventually { loop.statistics.lateEventsDiscarded == 1 })
-        #expect(loop.state.done.isEmpty)
+    @Test(arguments: allExecutors)
+    func stopCancelsRunningEffectsAndDiscardsTheirLateEvents(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let gates = Gates()
+            let loop = spin(gates, .continueOnNewState).start(options: SpinOptions(executor: executor))
+            loop.emit(.tick)
+            #expect(await eventually { loop.statistics.effectRunsStarted == 1 })
+            await loop.stop()
+            #expect(loop.statistics.effectRunsCancelled == 1)
+            gates.open(1)
+            #expect(await eventually { loop.statistics.lateEventsDiscarded == 1 })
+            #expect(loop.state.done.isEmpty)
+        }
     }
 }

@@ -57,3 +57,84 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 
 /// The queue kinds every contract test runs on.
 let allQueueKinds: [QueueKind] = [.lockFree, .bounded(capacity: 256, overflow: .block), .baseline]
+
+/// The executors every contract test runs on (with `allQueueKinds` where the
+/// queue matters too).
+let allExecutors = ExecutorKind.allCases
+
+extension ExecutorKind {
+    /// Runs `body` with an executor of this kind, made for the call: the
+    /// shared pool; a new two-thread pool (named "spindle-test"), shut down
+    /// when `body` returns, which stops its remaining loops with drain; a
+    /// dedicated thread for each loop; a new serial queue.
+    func withExecutor<R>(_ body: (SpinExecutor) async throws -> R) async throws -> R {
+        switch self {
+        case .sharedPool:
+            return try await body(.sharedPool)
+        case .dedicatedThread:
+            return try await body(.dedicatedThread)
+        case .serialQueue:
+            return try await body(.queue(MarkedQueue("spindle-test-serial", mark: serialExecutorMark).queue))
+        case .privatePool:
+            let pool = try ReducerPool(threads: 2, name: "spindle-test")
+            let result: R
+            do {
+                result = try await body(.pool(pool))
+            } catch {
+                try? await pool.shutdown()
+                throw error
+            }
+            try await pool.shutdown()
+            return result
+        }
+    }
+
+    /// Whether the caller runs where a loop on this kind of executor runs
+    /// its slices: on a thread of the shared pool ("spindle-shared-N"), of a
+    /// `withExecutor` pool ("spindle-test-N"), on a dedicated loop thread
+    /// ("spindle-loop"), or on a serial queue made by `withExecutor`.
+    var runsHere: Bool {
+        switch self {
+        case .sharedPool: Thread.current.name?.hasPrefix("spindle-shared") == true
+        case .privatePool: Thread.current.name?.hasPrefix("spindle-test") == true
+        case .dedicatedThread: Thread.current.name == "spindle-loop"
+        case .serialQueue: serialExecutorMark.isCurrent
+        }
+    }
+}
+
+/// A dispatch-specific key: a queue set up with it can be recognised from
+/// the code it runs.
+final class QueueMark: Sendable {
+    let key = DispatchSpecificKey<Bool>()
+    /// Whether the caller runs on a queue marked with this mark.
+    var isCurrent: Bool { DispatchQueue.getSpecific(key: key) == true }
+}
+
+/// Marks the serial queues `withExecutor` makes for `.serialQueue`.
+let serialExecutorMark = QueueMark()
+
+/// A serial queue that code can tell it runs on.
+struct MarkedQueue: Sendable {
+    let queue: DispatchQueue
+    let mark: QueueMark
+
+    init(_ label: String, mark: QueueMark = QueueMark()) {
+        queue = DispatchQueue(label: label)
+        self.mark = mark
+        queue.setSpecific(key: mark.key, value: true)
+    }
+
+    /// Whether the caller runs on this queue (or another with its mark).
+    var isCurrent: Bool { mark.isCurrent }
+}
+
+/// Identifies the calling OS thread (its pthread id), to tell which thread
+/// ran a reducer or a feedback.
+func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
+}
