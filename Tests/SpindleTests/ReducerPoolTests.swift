@@ -1,0 +1,151 @@
+import Dispatch
+import Spindle
+import Testing
+import SpindleTestSupport
+
+// Pools and dedicated threads: what starting, stopping, releasing and
+// shutting down do, and the errors that replace crashes.
+
+@Suite struct ReducerPoolTests {
+    // MARK: Errors instead of crashes
+
+    @Test(arguments: [0, -1])
+    func aPoolNeedsAtLeastOneThread(threads: Int) {
+        #expect(throws: SpinExecutorError.invalidThreadCount(threads)) {
+            try ReducerPool(threads: threads)
+        }
+    }
+
+    @Test func theSharedPoolCannotBeShutDown() async {
+        await #expect(throws: SpinExecutorError.sharedPoolCannotShutDown) {
+            try await ReducerPool.shared.shutdown()
+        }
+        #expect(!ReducerPool.shared.isShutDown)
+        #expect(ReducerPool.shared.threadCount == ReducerPool.defaultThreadCount)
+    }
+
+    @Test func startingOnAShutDownPoolFailsWithoutCrashing() async throws {
+        let pool = try ReducerPool(threads: 1, name: "closed-pool")
+        #expect(pool.threadCount == 1)
+        try await pool.shutdown()
+        #expect(pool.isShutDown)
+        let spin = Spin(initialState: 7, feedbacks: [], reducer: counterReducer)
+
+        #expect(throws: SpinExecutorError.poolShutDown(pool: "closed-pool")) {
+            try spin.tryStart(options: SpinOptions(executor: .pool(pool)))
+        }
+
+        // start() returns a loop that is stopped from birth.
+        let loop = spin.start(options: SpinOptions(executor: .pool(pool)))
+        #expect(loop.startError == .poolShutDown(pool: "closed-pool"))
+        #expect(loop.isStopped)
+        #expect(loop.emit(.increment) == .stopped)
+        #expect(await loop.stop() == StopReport(reduced: 0, discarded: 0))
+        #expect(loop.state == 7)
+        var states: [Int] = []
+        for await state in loop.states { states.append(state) }
+        #expect(states == [7])
+        #expect(pool.liveLoops == 0)
+    }
+
+    @Test func aLoopThatStartedHasNoStartError() async throws {
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            .start(options: SpinOptions(executor: .dedicatedThread))
+        #expect(loop.startError == nil)
+        let tried = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).tryStart()
+        #expect(tried.startError == nil)
+        await loop.stop()
+        await tried.stop()
+    }
+
+    // MARK: Shutting a pool down
+
+    @Test func shuttingDownAPoolStopsItsLoopsWithDrainAndReturns() async throws {
+        let pool = try ReducerPool(threads: 2, name: "draining-pool")
+        let loops = (0..<8).map { index in
+            Spin(initialState: 0) {
+                Feedback<Int, CounterEvent>(effect: { _ in nil })
+                Reducer(counterReducer.reduce)
+            }.start(options: SpinOptions(executor: .pool(pool), maxBatch: 16 + index))
+        }
+        #expect(pool.liveLoops == 8)
+        var accepted = Array(repeating: 0, count: loops.count)
+        for (index, loop) in loops.enumerated() {
+            for _ in 0..<2_000 where loop.emit(.increment) == .accepted { accepted[index] += 1 }
+        }
+        // Two callers at once: both return once every loop has finished.
+        async let first: Void = pool.shutdown()
+        async let second: Void = pool.shutdown()
+        try await first
+        try await second
+        #expect(pool.isShutDown)
+        #expect(pool.liveLoops == 0)
+        for (index, loop) in loops.enumerated() {
+            #expect(loop.isStopped, "loop \(index)")
+            #expect(accepted[index] == 2_000)
+            #expect(loop.state == accepted[index], "loop \(index): every accepted event reduced")
+            #expect(loop.emit(.increment) == .stopped)
+            #expect(await loop.stop() == StopReport(reduced: accepted[index], discarded: 0))
+        }
+        // Once more, after the fact: returns at once.
+        try await pool.shutdown()
+    }
+
+    @Test func aPoolWithoutLoopsShutsDown() async throws {
+        let pool = try ReducerPool(threads: 1, name: "idle-pool")
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            .start(options: SpinOptions(executor: .pool(pool)))
+        loop.emit(.increment)
+        await loop.stop()
+        #expect(pool.liveLoops == 0)
+        try await pool.shutdown()
+        #expect(pool.isShutDown)
+    }
+
+    // MARK: Dedicated threads and live objects
+
+    @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async {
+        let before = SpindleLiveObjects.current.reducerThreads
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            .start(options: SpinOptions(executor: .dedicatedThread))
+        for _ in 0..<1_000 { loop.emit(.increment) }
+        // Several stops from tasks at once: each returns the same report.
+        let reports = await withTaskGroup(of: StopReport.self) { group in
+            for _ in 0..<4 { group.addTask { await loop.stop() } }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(reports == Array(repeating: StopReport(reduced: 1_000, discarded: 0), count: 4))
+        // Other tests start and end threads too: wait until the count is
+        // back at or below where it was.
+        #expect(await eventually(within: 60) { SpindleLiveObjects.current.reducerThreads <= before },
+                "reducer threads \(SpindleLiveObjects.current.reducerThreads), before \(before)")
+    }
+
+    @Test(arguments: allExecutors)
+    func aLoopReleasedWithoutStopDrainsAndFreesEverything(executor kind: ExecutorKind) async throws {
+        let baseline = await LiveObjectsBaseline.settle()
+        try await kind.withExecutor { executor in
+            let freed = Recorder<Bool>()
+            let seen = Recorder<Int>()
+            do {
+                let probe = Probe { freed.append(true) }
+                let loop = Spin(initialState: 0) {
+                    Feedback<Int, CounterEvent>(effect: { state in
+                        _ = probe
+                        seen.append(state)
+                        return nil
+                    })
+                    Feedback<Int, CounterEvent>(effect: { _ in nil }, on: DispatchQueue(label: "released.queued"))
+                    Reducer(counterReducer.reduce)
+                }.start(options: SpinOptions(executor: executor))
+                for _ in 0..<1_000 { #expect(loop.emit(.increment) == .accepted) }
+            }
+            // Released: it drains what it accepted, then lets its feedbacks go.
+            #expect(await eventually { seen.values.last == 1_000 })
+            #expect(await eventually { freed.count == 1 })
+            #expect(seen.values == Array(0...1_000))
+        }
+        // Its loop, workers, queue and (a pool's or its own) thread are gone.
+        await baseline.expectReturned()
+    }
+}
