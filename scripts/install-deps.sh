@@ -14,4 +14,4 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 echo "Installing liburcu-dev ..." >&2
 $SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq liburcu-dev >/dev/null
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq liburcu-dev >/dev/null

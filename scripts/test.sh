@@ -3,7 +3,9 @@
 #   1. the unit and contract tests (swift test, without the stress target),
 #   2. the stress suite under Thread Sanitizer, with its canaries
 #      (scripts/stress.sh),
-#   3. the valgrind leak check (scripts/leak-check.sh).
+#   3. the valgrind leak check (scripts/leak-check.sh),
+#   4. the SPIN model check of the loop scheduling protocol
+#      (scripts/model-check.sh).
 # With arguments, it runs only `swift test` with them instead
 # (e.g. `scripts/test.sh --filter Levels`).
 set -euo pipefail
@@ -21,5 +23,8 @@ scripts/stress.sh
 stress_done=$(date +%s)
 echo "== leak check under valgrind (scripts/leak-check.sh)"
 scripts/leak-check.sh
+leaks_done=$(date +%s)
+echo "== model check of the scheduling protocol (scripts/model-check.sh)"
+scripts/model-check.sh
 finished=$(date +%s)
-echo "== tests passed: unit $((unit_done - started)) s, stress $((stress_done - unit_done)) s, leak check $((finished - stress_done)) s"
+echo "== tests passed: unit $((unit_done - started)) s, stress $((stress_done - unit_done)) s, leak check $((leaks_done - stress_done)) s, model check $((finished - leaks_done)) s"

@@ -110,7 +110,9 @@ class ScheduledLoop: @unchecked Sendable {
     /// `scheduled` or `finished`. Called by the executor that popped it.
     ///
     /// - Parameter linger: true when the runner may keep the loop a little
-    ///   longer: no other loop is waiting for this thread.
+    ///   longer: no other loop is waiting for this thread. Asked only after
+    ///   a slice that reduced more than one event (a loop whose events come
+    ///   one at a time gains nothing from waiting).
     final func runScheduling(linger: () -> Bool) -> RunResult {
         let won = schedulingState.compareExchange(
             expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
@@ -118,7 +120,7 @@ class ScheduledLoop: @unchecked Sendable {
         precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
         runnerToken.store(currentThreadToken(), ordering: .relaxed)
         var outcome = runSlice(budget: budget)
-        while case .drained(let reduced) = outcome, reduced > 0, linger() {
+        while case .drained(let reduced) = outcome, reduced > 1, linger() {
             // A small batch means the runner keeps up with its producers:
             // taking the next one at once would bounce the queue's cache
             // lines between cores for every event or two. Wait without
@@ -149,6 +151,11 @@ class ScheduledLoop: @unchecked Sendable {
             // the queue. At least one of us sees the other, so an event
             // never waits in the queue of an idle loop.
             schedulingState.store(.idle, ordering: .sequentiallyConsistent)
+            // The re-check reads relaxed atomics and liburcu's plain loads:
+            // only a full fence keeps them after the store (on x86 the
+            // seq_cst store is an xchg and this costs little; on AArch64 a
+            // relaxed load could otherwise pass it and lose a wake-up).
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
             if hasVisibleWork(), schedulingState.compareExchange(
                 expected: .idle, desired: .scheduled, ordering: .sequentiallyConsistent
             ).exchanged {

@@ -19,8 +19,9 @@
  * every interleaving between them. The C code uses sequentially consistent
  * accesses (or full barriers) for these, so SPIN's memory model, sequential
  * consistency, is the one to check. A few steps are merged with the access
- * before them because they commute with every step of every other process
- * (merging loses no behaviour, only states); each says why where it is:
+ * before them because no step another process can take in between reads
+ * or writes what they touch (merging loses no behaviour, only states);
+ * each says why where it is:
  * the push on the ready queue (with the CAS or store that precedes it), the
  * gate exit (with the enqueue), the final drain (one step), call_rcu (with
  * the store of `closed`). Ghost variables (counters, `runners`, expected
@@ -269,9 +270,11 @@ proctype Subscriber() {
  * state: `end`). One slice per pop.
  */
 proctype Runner(byte id) {
+    /* locals are reset as soon as they are dead, so that states that differ
+     * only in a stale local are one state */
     byte p, s;                              /* a dequeued event: (producer, seq) */
-    byte budget;
-    bool r = false;
+    byte budget;                            /* events reduced in this slice */
+    bool r = false;                         /* runnable, as loaded */
 end:
     do
     :: ready ? _ ->                         /* pop the loop from the ready queue (T4) */
@@ -318,6 +321,7 @@ end:
              * discard) is one step: it commutes with every other process's
              * steps (were an event enqueued after it, the end check fails). */
             atomic {
+                budget = 0;
                 do
                 :: nempty(queue) ->
                     queue ? p, s;
@@ -357,10 +361,10 @@ end:
             if
             :: budget == BUDGET && r ->
                 /* T6: budget used and runnable: store(SCHEDULED), push at the tail (fairness) */
-                d_step { sched = SCHEDULED; runners--; r = false; ready ! LOOP }
+                d_step { sched = SCHEDULED; runners--; r = false; budget = 0; ready ! LOOP }
             :: else ->
                 /* T7: not runnable (or budget not used): store(IDLE) (seq_cst) ... */
-                d_step { sched = IDLE; runners--; r = false };
+                d_step { sched = IDLE; runners--; r = false; budget = 0 };
 #ifndef BROKEN_NO_RECHECK
                 /* ... then re-check runnable; if it now holds, wake() (Dekker pair with the enqueue) */
                 loadRunnable(r);
@@ -370,8 +374,7 @@ end:
                 fi
 #endif
             fi
-        fi;
-        budget = 0                          /* back to the pool: park */
+        fi                                  /* back to the pool: park */
     od
 }
 

@@ -1,0 +1,172 @@
+#!/usr/bin/env bash
+# Model-checks the loop scheduling protocol
+# (Sources/Spindle/Runtime/Scheduling/Model/PROTOCOL.md) with SPIN: its
+# Promela model, loop-scheduling.pml, beside it.
+#
+# 1. The protocol as written, exhaustively (2 producers x 2 events, 2 pool
+#    runners, 1 event per slice, a stop racing the emits, a subscriber):
+#    assertions and invalid end states, stop mode drain and stop mode
+#    discard; the LTL formula no_lost_wakeup. About 13-15 M states, 30-50 s
+#    and 1.1-1.3 GB each.
+# 2. No cycle in the state graph (every run ends: no livelock), on smaller
+#    configurations.
+# 3. The broken variants: each must make SPIN report the error it was built
+#    to cause, or this script fails ("the model can fail").
+# Runs go two at a time on two cores: about a minute and a half in all.
+#
+# Fails (non-zero) if a correct variant has any error or an incomplete
+# search, or a broken variant has none. Installs spin (Debian/Ubuntu: the
+# `spin` package) when missing.
+#
+#   MODEL_CHECK_JOBS   runs at once (default: 2, or 1 on a single core)
+#   MODEL_CHECK_KEEP   1: keep the work directory (pan sources, logs, trails)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/loop-scheduling.pml"
+
+missing=()
+command -v spin >/dev/null 2>&1 || missing+=(spin)
+command -v gcc >/dev/null 2>&1 || missing+=(gcc)
+if [ "${#missing[@]}" -gt 0 ]; then
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "model-check needs ${missing[*]}: install them with your system's package manager." >&2
+    exit 1
+  fi
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+  echo "Installing ${missing[*]} ..." >&2
+  $SUDO apt-get update -qq </dev/null
+  # env, not a prefix assignment: sudo's env_reset would drop it.
+  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null </dev/null
+fi
+
+jobs="${MODEL_CHECK_JOBS:-}"
+if [ -z "$jobs" ]; then
+  jobs=$(nproc 2>/dev/null || echo 1)
+  if [ "$jobs" -gt 2 ]; then jobs=2; fi
+fi
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/model-check.XXXXXX")
+if [ "${MODEL_CHECK_KEEP:-0}" = 1 ]; then
+  echo "work directory: $work"
+else
+  trap 'rm -rf "$work"' EXIT
+fi
+
+# pan builds: safety (assertions, invalid end states), LTL (acceptance
+# cycles of the formula's never claim), cycles (non-progress: any cycle).
+# COLLAPSE: exhaustive, state vectors compressed (about a third).
+cc_safety="-O2 -DSAFETY -DNOCLAIM -DCOLLAPSE"
+cc_ltl="-O2 -DCOLLAPSE"
+cc_cycles="-O2 -DNP -DNOCLAIM -DCOLLAPSE"
+
+# run NAME "SPIN DEFINES" "CC FLAGS" "PAN ARGS": generate, compile, verify
+# into $work/NAME (log in $work/NAME/log). Never fails itself: the verdict
+# comes from the log.
+run() {
+  local name=$1 defs=$2 ccflags=$3 panargs=$4 dir="$work/$1"
+  mkdir -p "$dir"
+  cp "$model" "$dir/model.pml"
+  (
+    cd "$dir"
+    echo "$defs" >defs
+    # shellcheck disable=SC2086  # word splitting of the flag lists is intended
+    spin -a $defs model.pml >spin.log 2>&1 || { echo "spin -a failed:"; cat spin.log; exit 1; }
+    # shellcheck disable=SC2086
+    gcc $ccflags -o pan pan.c >gcc.log 2>&1 || { echo "gcc failed:"; cat gcc.log; exit 1; }
+    # shellcheck disable=SC2086
+    ./pan $panargs </dev/null
+  ) >"$dir/log" 2>&1 || true
+}
+
+# verdict NAME pass|PATTERN DESCRIPTION: prints one summary line; returns 1
+# when the run did not do what it should (pass: no error, complete search;
+# PATTERN: at least one error, matching PATTERN, an extended regex).
+failed=0
+verdict() {
+  local name=$1 expect=$2 what=$3 log="$work/$1/log"
+  local states errors secs
+  states=$(awk '/states, stored/ { print $1; exit }' "$log")
+  errors=$(sed -n 's/.*errors: \([0-9][0-9]*\).*/\1/p' "$log" | head -1)
+  secs=$(sed -n 's/^pan: elapsed time \([0-9.e+-]*\) seconds.*/\1/p' "$log" | head -1)
+  local summary="${states:-?} states stored, ${errors:-?} errors, ${secs:-?} s"
+  local ok=0
+  if [ "$expect" = pass ]; then
+    if [ "${errors:-x}" = 0 ] && ! grep -Eq 'max search depth too small|Search not completed|out of memory|pan: error' "$log"; then
+      ok=1
+    fi
+  else
+    if [ "${errors:-0}" -gt 0 ] && grep -Eq "$expect" "$log"; then ok=1; fi
+  fi
+  if [ "$ok" = 1 ]; then
+    if [ "$expect" = pass ]; then
+      printf 'PASS  %-30s %s  (%s)\n' "$name" "$summary" "$what"
+    else
+      printf 'PASS  %-30s %s: %s  (%s)\n' "$name" "$summary" \
+        "$(grep -Eo "$expect" "$log" | head -1)" "$what"
+    fi
+    return 0
+  fi
+  if [ "$expect" = pass ]; then
+    printf 'FAIL  %-30s %s  (%s)\n' "$name" "$summary" "$what"
+  else
+    printf 'FAIL  %-30s %s: SPIN did not find /%s/: the model cannot fail this way  (%s)\n' \
+      "$name" "$summary" "$expect" "$what"
+  fi
+  echo "---- $name: pan output"
+  grep -v '^	' "$log" | head -40 || true
+  if ls "$work/$name"/*.trail >/dev/null 2>&1; then
+    echo "---- $name: counterexample (last steps)"
+    # shellcheck disable=SC2046
+    (cd "$work/$name" && spin -t -p $(cat defs) model.pml 2>&1 | tail -60) || true
+  fi
+  echo "----"
+  failed=1
+  return 0
+}
+
+echo "== SPIN: $(spin -V 2>&1 | head -1); model: ${model#"$PWD"/}; $jobs job(s)"
+
+# Fields: name; spin defines; cc flags; pan arguments; "pass" or the
+# expected error (an extended regex); what the run checks. The longest runs
+# first: they start first in the pool.
+full="2 producers x 2 events, 2 runners, budget 1, stop, subscriber"
+checks=(
+  # 1. The protocol as written, exhaustive: assertions, invalid end states, the LTL formula.
+  "ltl-no-lost-wakeup;;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;LTL no_lost_wakeup: $full"
+  "drain;;$cc_safety;-m10000 -w26;pass;stop mode drain: $full"
+  "discard;-DDISCARD=1;$cc_safety;-m10000 -w26;pass;stop mode discard: $full"
+  # 2. Every run ends (no cycle, so no livelock): on smaller configurations,
+  #    the full one takes two minutes.
+  "no-cycles;-DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;no cycle: 2 producers x 2 events, no subscriber"
+  "no-cycles-subscriber;-DK=1;$cc_cycles;-l -m10000 -w24;pass;no cycle: 2 producers x 1 event, subscriber"
+  # 3. Broken variants: SPIN must report the error each was built to cause.
+  "broken-no-recheck;-DBROKEN_NO_RECHECK;$cc_safety;-m10000 -w24;assertion violated +!\\(lost_wakeup\\);no re-check after the IDLE store: lost wake-up"
+  "broken-no-recheck-ltl;-DBROKEN_NO_RECHECK;$cc_ltl;-a -A -N no_lost_wakeup -m10000 -w24;acceptance cycle;no re-check: LTL no_lost_wakeup violated"
+  "broken-double-push;-DBROKEN_DOUBLE_PUSH;$cc_safety;-m10000 -w24;assertion violated +\\((runners<=1|sched==1)\\);wake() without CAS: loop pushed twice"
+  "broken-double-push-unchecked;-DBROKEN_DOUBLE_PUSH -DCAS_ASSERT=0;$cc_safety;-m10000 -w24;assertion violated +\\(runners<=1\\);wake() without CAS, T4 unchecked: two runners"
+  "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
+)
+
+start=$SECONDS
+running=0
+for spec in "${checks[@]}"; do
+  IFS=';' read -r name defs ccflags panargs _ <<<"$spec"
+  if [ "$running" -ge "$jobs" ]; then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  run "$name" "$defs" "$ccflags" "$panargs" &
+  running=$((running + 1))
+done
+wait || true
+for spec in "${checks[@]}"; do
+  IFS=';' read -r name _ _ _ expect what <<<"$spec"
+  verdict "$name" "$expect" "$what"
+done
+
+if [ "$failed" != 0 ]; then
+  echo "== model check FAILED ($((SECONDS - start)) s)"
+  exit 1
+fi
+echo "== model check passed ($((SECONDS - start)) s)"
