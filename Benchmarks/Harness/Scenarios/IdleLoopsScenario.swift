@@ -2,7 +2,7 @@ import Spindle
 
 /// `idle-loops-1m`: N counter loops started on the default executor (the
 /// shared pool), one event each from one producer thread, then every loop
-/// stopped (256 stops in flight at a time). What a process with a million
+/// stopped (4,096 stops in flight at a time). What a process with a million
 /// mostly idle loops pays.
 ///
 /// Clock: the producer starts → every loop reduced its event. Rate: N /

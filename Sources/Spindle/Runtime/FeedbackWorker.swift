@@ -76,6 +76,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // and the next synchronous run's number (used only when observed).
     @exclusivity(unchecked) nonisolated(unsafe) private var streamStarted = false
     @exclusivity(unchecked) nonisolated(unsafe) private var nextSyncRunID: UInt64 = 0
+    /// The next inline worker of the loop, in declaration order. Set by the
+    /// loop's start before its first slice; read by the runner only.
+    @exclusivity(unchecked) nonisolated(unsafe) var nextInline: FeedbackWorker?
 
     init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
         self.index = index

@@ -77,13 +77,16 @@ extension LoopCore {
         if collecting { batchStates.append(statePointer.pointee) }
     }
 
-    // Out of line on purpose: iterating the workers needs generic metadata
-    // (Optional<FeedbackWorker<…>>), and inlined, the compiler fetches it at
-    // the top of `reduce` for every event, inline workers or not.
+    // Out of line on purpose: kept out of `reduce`, which runs for every
+    // event whether or not the loop has inline workers.
     @inline(never)
     private func runInlineWorkers() {
         let current = state
-        for worker in inlineWorkers { worker.runInline(current) }
+        var next = firstInlineWorker
+        while let worker = next {
+            worker.runInline(current)
+            next = worker.nextInline
+        }
     }
 
     // Events emitted on the runner itself (inline feedbacks, gears).
@@ -185,6 +188,7 @@ extension LoopCore {
         // worker (and so this core) alive only until they return.
         queuedWorkers = []
         inlineWorkers = []
+        firstInlineWorker = nil
         attachedWorkers = []
         batchStates.removeAll()
         hasQueuedWorkers = false

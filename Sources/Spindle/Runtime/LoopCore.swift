@@ -111,6 +111,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// each reduction, in declaration order.
     var inlineWorkers: [FeedbackWorker<State, Event>] = []
     var attachedWorkers: [FeedbackWorker<State, Event>] = []
+    /// The inline workers again, linked through `FeedbackWorker.nextInline`
+    /// (set at start): the per-reduction walk follows class references,
+    /// where iterating the array in this unspecialized generic code asked
+    /// the runtime for generic metadata on every reduction.
+    @exclusivity(unchecked) var firstInlineWorker: FeedbackWorker<State, Event>?
     @exclusivity(unchecked) var hasQueuedWorkers = false
     @exclusivity(unchecked) var hasInlineWorkers = false
 
@@ -179,10 +184,21 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         }
         hasQueuedWorkers = !queuedWorkers.isEmpty
         hasInlineWorkers = !inlineWorkers.isEmpty
+        for (worker, next) in zip(inlineWorkers, inlineWorkers.dropFirst()) { worker.nextInline = next }
+        firstInlineWorker = inlineWorkers.first
+        // The first slice delivers the initial state. With no feedback and no
+        // observer to deliver it to, the loop starts idle instead: a million
+        // loops started at once cost no million schedulings. Stored before
+        // any other thread can see the loop (no emit can have come yet).
+        let firstSliceHasWork = hasInlineWorkers || hasQueuedWorkers || hub != nil
+        if !firstSliceHasWork {
+            started = true
+            schedulingState.store(.idle, ordering: .sequentiallyConsistent)
+        }
         // Attached before the first slice: gear events sent right after
-        // start() are queued, not missed.
+        // start() are queued, not missed (an idle loop is woken by them).
         for worker in attachedWorkers { worker.attach() }
-        scheduleFirstRun()
+        if firstSliceHasWork { scheduleFirstRun() }
     }
 
     private func register() throws(SpinExecutorError) {

@@ -32,8 +32,11 @@ final class PoolCore: LoopExecutor {
     private let searching = UnsafeAtomic<Int>.create(0)
     // protected by lock
     private let registry = Lock(Registry())
-    /// How many empty polls a thread makes before it sleeps.
-    private let spinsBeforeParking = 2000
+    /// How many CPU pauses a thread spends polling for work before it
+    /// sleeps (~10 µs here, under one wake-up's cost): long enough to catch
+    /// the next event of a busy producer, short enough not to compete with
+    /// the producers for the cores.
+    private let spinsBeforeParking = 512
 
     init(name: String, threads: Int, isShared: Bool) {
         self.name = name
@@ -91,7 +94,11 @@ final class PoolCore: LoopExecutor {
         while true {
             if let task = spindle_runq_pop(readyQueue) {
                 let loop = Unmanaged<ScheduledLoop>.fromOpaque(spindle_task_context(task)!).takeRetainedValue()
-                let result = loop.runScheduling(linger: { spindle_runq_is_empty(readyQueue) })
+                // Linger (let a batch form) only for a loop that is busy and
+                // only while no other loop waits: a slice of one event says
+                // events come one at a time, and pausing after it would
+                // only delay the next loop.
+                let result = loop.runScheduling(linger: { [readyQueue] in spindle_runq_is_empty(readyQueue) })
                 if case .reschedule = result { schedule(loop) }
                 continue
             }
