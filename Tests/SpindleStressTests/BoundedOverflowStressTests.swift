@@ -43,7 +43,7 @@ extension StressSuite {
                 Feedback<BoundedState, BoundedEvent>(effect: { state in
                     guard let item = state.lastItem, item.sequence % 8 == 0 else { return nil }
                     return .fromQueue
-                })
+                }, on: DispatchQueue(label: "bounded.answers"))
                 Reducer<BoundedState, BoundedEvent> { state, event in
                     var state = state
                     state.lastItem = nil

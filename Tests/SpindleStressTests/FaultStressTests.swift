@@ -119,7 +119,7 @@ extension StressSuite {
                             Task { stops.append(await loop.stop()) }
                         }
                         return nil
-                    })
+                    }, on: DispatchQueue(label: "faults.stopping-feedback"))
                     Feedback<Int, Stamped>(effect: { (count: Int) async -> Stamped? in
                         if count == stopAt + 1, let loop = holder.loop { stops.append(await loop.stop()) }
                         return nil
@@ -262,11 +262,12 @@ extension StressSuite {
                 let producers = 4
                 let perProducer = 1_500
                 let checker = OrderChecker(producers: producers, contiguous: policy == .block)
+                // It sleeps: on a thread of its own, not the shared pool.
                 let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
                     usleep(100)  // a reducer 100 us per event, far slower than its producers
                     checker.observe(event)
                     return count + 1
-                }).start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: policy)))
+                }).start(options: SpinOptions(executor: .dedicatedThread, queue: .bounded(capacity: capacity, overflow: policy)))
                 let acceptedSoFar = Counter()
                 let largestBacklog = Locked(0)
                 let tallies = Recorder<ProducerTally>()

@@ -20,7 +20,7 @@ final class SoakTarget: Sendable {
         accepted = (0..<producers).map { _ in Counter() }
         loop = Spin(initialState: 0) {
             // A feedback on a queue sees every state (no events back).
-            Feedback<Int, Stamped>(effect: { (_: Int) -> Stamped? in nil })
+            Feedback<Int, Stamped>(effect: { (_: Int) -> Stamped? in nil }, on: DispatchQueue(label: "soak.feedback"))
             checker.reducer
         }.start(options: SpinOptions(queue: queue))
     }

@@ -26,10 +26,11 @@ extension StressSuite {
         static let cycleQueues: [QueueKind] = stressQueues + [.bounded(capacity: 64, overflow: .dropNewest)]
 
         static let spin = Spin(initialState: CycleState()) {
-            // A chain of events: every early state answers with another one.
+            // A chain of events: every early state answers with another one
+            // (from a queue: the loop's states in batches).
             Feedback<CycleState, CycleEvent>(effect: { state in
                 state.total < 40 ? .fromSync : nil
-            })
+            }, on: DispatchQueue(label: "cycles.sync"))
             // Async runs, cancelled by each new state; some answer late.
             Feedback<CycleState, CycleEvent>(effect: { (state: CycleState) async -> CycleEvent? in
                 await Task.yield()
