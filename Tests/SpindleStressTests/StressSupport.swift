@@ -39,6 +39,13 @@ enum StressScale {
     /// `SPINDLE_SOAK=1`.
     static let soakSeconds = integer("SPINDLE_SOAK_SECONDS", default: 60)
 
+    /// Loops of the many-loops test: a tenth of the start/stop cycles,
+    /// 40 to 1,000 (1,000 at the CI amount).
+    static var manyLoops: Int { min(1_000, max(40, cycles / 10)) }
+    /// Loops of the idle-wake test: as many as the cycles, at least 100
+    /// (10,000 at the CI amount).
+    static var idleLoops: Int { max(100, cycles) }
+
     static let soakEnabled = ProcessInfo.processInfo.environment["SPINDLE_SOAK"] == "1"
     static let canaryEnabled = ProcessInfo.processInfo.environment["SPINDLE_TSAN_CANARY"] == "1"
 
@@ -74,6 +81,54 @@ func name(of queue: QueueKind) -> String {
 
 /// The three queues every throughput-shaped test runs on.
 let stressQueues: [QueueKind] = [.lockFree, .bounded(capacity: 1024, overflow: .block), .baseline]
+
+// MARK: - Executors
+
+/// The executors of one stress test's loops, all of one kind: the shared
+/// pool; a two-thread pool made for the test (`finish()` shuts it down); a
+/// dedicated thread per loop; serial queues made for the test, which the
+/// loops share round-robin.
+final class StressExecutors: Sendable {
+    let kind: ExecutorKind
+    let pool: ReducerPool?
+    private let queues: [DispatchQueue]
+
+    init(_ kind: ExecutorKind, name: String = "stress-pool", queues: Int = 4) throws {
+        self.kind = kind
+        pool = kind == .privatePool ? try ReducerPool(threads: 2, name: name) : nil
+        self.queues = kind == .serialQueue ? (0..<queues).map { DispatchQueue(label: "stress-serial-\($0)") } : []
+    }
+
+    /// The executor of the loop numbered `index`.
+    func executor(for index: Int) -> SpinExecutor {
+        switch kind {
+        case .sharedPool: .sharedPool
+        case .privatePool: .pool(pool!)
+        case .dedicatedThread: .dedicatedThread
+        case .serialQueue: .queue(queues[index % queues.count])
+        }
+    }
+
+    /// Shuts the test's pool down (its remaining loops stop with drain) and
+    /// returns once its threads are gone; nothing to do for the other kinds.
+    func finish() async throws {
+        try await pool?.shutdown()
+    }
+}
+
+/// A seeded generator (SplitMix64), so that each producer's choices are
+/// its own and a run can be repeated.
+struct SplitMix64: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
 
 // MARK: - Flags
 
