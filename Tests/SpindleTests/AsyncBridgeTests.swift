@@ -122,7 +122,10 @@ struct LiveObjectsBaseline {
     }
 }
 
-@Suite struct SpinStreamTests {
+/// A stream that never yields would hang the run: a time limit turns that
+/// into a failure.
+@Suite(.timeLimit(.minutes(1)))
+struct SpinStreamTests {
     @Test func nothingStartsUntilTheFirstIterationAndBreakStopsTheLoop() async {
         let baseline = await LiveObjectsBaseline.settle()
         let gear = Gear<Int>()
