@@ -50,9 +50,10 @@ _Static_assert(offsetof(struct spindle_runq, head) % SPINDLE_CACHE_LINE == 0,
 
 static _Atomic long live_tasks = 0;
 
-spindle_task *spindle_task_create(void *context) {
-    spindle_task *task = malloc(sizeof(*task));
-    if (task == NULL) return NULL;
+size_t spindle_task_size(void) { return sizeof(spindle_task); }
+
+spindle_task *spindle_task_init(void *memory, void *context) {
+    spindle_task *task = memory;
     memset(task, 0, sizeof(*task));
     cds_wfcq_node_init(&task->link);
     task->context = context;
@@ -60,9 +61,8 @@ spindle_task *spindle_task_create(void *context) {
     return task;
 }
 
-void spindle_task_destroy(spindle_task *task) {
+void spindle_task_deinit(spindle_task *task) {
     if (task == NULL) return;
-    free(task);
     atomic_fetch_sub_explicit(&live_tasks, 1, memory_order_relaxed);
 }
 

@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SPINDLE_WFQ_MAX_SLABS 32
+#define SPINDLE_WFQ_MAX_SLABS 28  // 8 << 28 nodes at most: indices fit in 32 bits
 #define SPINDLE_WFQ_RELEASE_FLUSH 256
 #define SPINDLE_WFQ_RELEASE_MIN_CHAIN 64
 
@@ -38,33 +38,38 @@ _Static_assert(sizeof(struct spindle_wfq_node) == 16, "node header is 16 bytes")
 struct spindle_wfq {
     // Shared by producers: the queue tail they exchange. Own cache line.
     _Alignas(SPINDLE_CACHE_LINE) struct cds_wfcq_tail tail;
-    // Read by the consumer (splice), written by the first enqueue after empty.
+    // The consumer's line: the shared head (read by splice, written by the
+    // first enqueue after empty), then, consumer only, the private batch and
+    // the chain of nodes it has finished with, returned to the free list in
+    // one CAS.
     _Alignas(SPINDLE_CACHE_LINE) struct __cds_wfcq_head head;
-    // Free list head: (tag << 32) | (index + 1). atomic: any thread.
-    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t free_head;
-    // Consumer thread only: the private batch and the chain of nodes it has
-    // finished with, returned to the free list in one CAS.
-    _Alignas(SPINDLE_CACHE_LINE) struct __cds_wfcq_head batch_head;
+    struct __cds_wfcq_head batch_head;
     struct cds_wfcq_tail batch_tail;
     struct spindle_wfq_node *cursor;
     struct spindle_wfq_node *release_first;
     struct spindle_wfq_node *release_last;
     size_t release_count;
-    // Immutable after create.
-    _Alignas(SPINDLE_CACHE_LINE) size_t payload_offset;
+    // The pool's line(s), read by every acquire: the free list head
+    // ((tag << 32) | (index + 1); atomic: any thread), then what is
+    // immutable after create, then the slab table (grows under grow_lock,
+    // read lock-free with acquire). Three sections rather than five padded
+    // ones: an idle loop's queue is a few hundred bytes.
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t free_head;
+    size_t payload_offset;
     size_t node_stride;
     unsigned base_shift;  // slab k holds (1 << (base_shift + k)) nodes
-    // Slab table: grows under grow_lock, read lock-free (acquire).
-    pthread_mutex_t grow_lock;
+    unsigned slab_count;  // protected by grow_lock
     _Atomic size_t allocated_nodes;
     _Atomic(char *) slabs[SPINDLE_WFQ_MAX_SLABS];
-    unsigned slab_count;  // protected by grow_lock
+    pthread_mutex_t grow_lock;
 };
 
 _Static_assert(offsetof(struct spindle_wfq, head) % SPINDLE_CACHE_LINE == 0,
                "producers' tail and consumer's head are on separate cache lines");
 _Static_assert(offsetof(struct spindle_wfq, free_head) % SPINDLE_CACHE_LINE == 0,
-               "free list head has its own cache line");
+               "the free list head starts its own cache line");
+_Static_assert(offsetof(struct spindle_wfq, release_count) < 2 * SPINDLE_CACHE_LINE,
+               "the consumer's fields fit on its one line");
 
 static inline unsigned log2_floor(uint64_t value) {
     return 63u - (unsigned)__builtin_clzll(value);

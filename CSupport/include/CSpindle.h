@@ -264,13 +264,17 @@ void spindle_gate_wait_for_emitters(void);
 /// a task is on at most one ready queue at a time.
 typedef struct spindle_task spindle_task;
 
-/// Creates a task carrying `context` (the loop; not retained). NULL on
-/// exhaustion. Any thread.
-spindle_task *spindle_task_create(void *context);
+/// The size of a task (a multiple of 8; 8-byte alignment suffices), so the
+/// loop can keep it in an allocation of its own.
+size_t spindle_task_size(void);
 
-/// Frees a task. It must not be on a ready queue nor have a grace period
-/// pending. No other thread may touch it.
-void spindle_task_destroy(spindle_task *task);
+/// Initializes a task in `memory` (spindle_task_size() bytes, 8-aligned),
+/// carrying `context` (the loop; not retained), and returns it. Any thread.
+spindle_task *spindle_task_init(void *memory, void *context);
+
+/// Ends a task's life (the memory is the caller's to free). It must not be on
+/// a ready queue nor have a grace period pending. No other thread may touch it.
+void spindle_task_deinit(spindle_task *task);
 
 /// The task's context. Any thread.
 void *spindle_task_context(spindle_task *task);
@@ -290,7 +294,7 @@ long spindle_active_processors(void);
 /// callback.
 void spindle_task_after_grace_period(spindle_task *task, void (*callback)(void *context));
 
-/// Tasks created and not destroyed, process-wide (leak checks). Any thread.
+/// Tasks initialized and not deinitialized, process-wide (leak checks). Any thread.
 long spindle_live_tasks(void);
 
 /// An unbounded ready queue of tasks: many pushers, many poppers.

@@ -20,7 +20,8 @@ enum CounterEvent: Sendable {
 /// Engines: `pool` and `dedicated` run the feedback on the loop's executor
 /// (the default placement, as Spin runs feedbacks on the spin's own
 /// scheduler); `queued` puts it on a serial queue of its own
-/// (`execute(on:)`), a thread hop each way.
+/// (`execute(on:)`), a thread hop each way; it runs at most 100,000
+/// reductions (the rate is over the events it ran).
 enum FeedbackLoopScenario {
     static let scenario = Scenario(
         name: "feedback-loop",
@@ -39,8 +40,12 @@ enum FeedbackLoopScenario {
 
     private static let reducer = Reducer<Int, CounterEvent> { count, _ in count + 1 }
 
+    /// The `queued` engine's round trip crosses two threads each way (tens
+    /// of microseconds): it runs at most this many, so a full run stays short.
+    static let queuedEventsCap = 100_000
+
     private static func measure(_ run: ScenarioRun) async throws -> Sample {
-        let target = run.events
+        let target = run.engine == .queued ? min(run.events, queuedEventsCap) : run.events
         let primed = Countdown(1)
         let reachedTarget = Countdown(1)
         var feedback = Feedback<Int, CounterEvent>(effect: { (count: Int) -> CounterEvent? in

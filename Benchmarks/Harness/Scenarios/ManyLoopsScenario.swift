@@ -106,13 +106,22 @@ enum ManyLoopsScenario {
     /// Stops every target, up to 4,096 stops in flight (stops in flight
     /// together share one grace period); returns the events reduced.
     static func stopAll(_ targets: [any CounterTarget]) async -> Int {
+        await stopAll(count: targets.count) { await targets[$0].finish() }
+    }
+
+    /// Stops Spindle loops held concretely (see `stopAll(_:)`).
+    static func stopAll(_ loops: [SpinLoop<Int, Int>]) async -> Int {
+        await stopAll(count: loops.count) { await loops[$0].stop().reduced }
+    }
+
+    private static func stopAll(count: Int, finish: @escaping @Sendable (Int) async -> Int) async -> Int {
         await withTaskGroup(of: Int.self) { group in
-            let lanes = min(4096, targets.count)
+            let lanes = min(4096, count)
             for lane in 0..<lanes {
                 group.addTask {
                     var reduced = 0
-                    for index in stride(from: lane, to: targets.count, by: lanes) {
-                        reduced += await targets[index].finish()
+                    for index in stride(from: lane, to: count, by: lanes) {
+                        reduced += await finish(index)
                     }
                     return reduced
                 }

@@ -15,7 +15,7 @@ extension LoopCore {
             // Checked every slice, so a discarding stop takes effect at once.
             discardedCount &+= throwAwayQueued(max: budget)
         } else {
-            collecting = hasQueuedWorkers || observers.isObserved.load(ordering: .relaxed)
+            collecting = hasQueuedWorkers || (observers?.isObserved.load(ordering: .relaxed) ?? false)
             let reduced: Int
             if let hub {
                 reduced = reduceBatchObserved(max: budget, hub: hub)
@@ -23,7 +23,7 @@ extension LoopCore {
                 let fromQueue = drainQueue(max: budget) { payload in reduce(movingFrom: payload) }
                 let fromRunner = reduceReentrant(max: budget)
                 reduced = fromQueue + fromRunner
-                if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+                if reduced > 0 || observersPending {
                     publish()
                 }
                 if fromQueue == budget || fromRunner == budget { return .more }
@@ -39,11 +39,11 @@ extension LoopCore {
     }
 
     var visibleWork: Bool {
-        !queueLooksEmpty || observersPending.load(ordering: .relaxed) || graceDone.load(ordering: .relaxed)
+        !queueLooksEmpty || observersPending || graceDone.load(ordering: .relaxed)
     }
 
     var runnerWork: Bool {
-        !queueIsEmpty || !reentrant.isEmpty || observersPending.load(ordering: .relaxed)
+        !queueIsEmpty || !reentrant.isEmpty || observersPending
             || graceDone.load(ordering: .relaxed) || stopRequest.load(ordering: .relaxed) == .discard
     }
 
@@ -66,7 +66,7 @@ extension LoopCore {
     private func reduce(movingFrom payload: UnsafeMutableRawPointer) {
         // Checked per event, after the event was dequeued: an observer that
         // subscribed before emitting sees the states its own events make.
-        if observerBaseIndex < 0, observersPending.load(ordering: .relaxed) {
+        if observerBaseIndex < 0, observersPending {
             observerBaseIndex = batchStates.count
             observerBaseState = state
             collecting = true
@@ -125,7 +125,7 @@ extension LoopCore {
             fromRunner = reduceReentrant(max: max)
         }
         let reduced = fromQueue + fromRunner
-        if reduced > 0 || observers.hasPending.load(ordering: .relaxed) {
+        if reduced > 0 || observersPending {
             publish()
         }
         if reduced > 0 {
@@ -163,7 +163,7 @@ extension LoopCore {
         if hasQueuedWorkers {
             for worker in queuedWorkers { worker.deliver(batchStates.elements) }
         }
-        if observers.isObserved.load(ordering: .relaxed) {
+        if let observers, observers.isObserved.load(ordering: .relaxed) {
             if observerBaseIndex < 0 {
                 observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
             } else {
@@ -183,7 +183,6 @@ extension LoopCore {
         counters.reduced.store(reducedCount, ordering: .releasing)
 
         for worker in queuedWorkers + inlineWorkers + attachedWorkers { worker.stop() }
-        observers.finish(final: state)
         // Break the worker -> core cycles; runs still finishing keep their
         // worker (and so this core) alive only until they return.
         queuedWorkers = []
@@ -195,6 +194,6 @@ extension LoopCore {
         hasInlineWorkers = false
         lockFreeQueue?.flushFinishedNodes()
         executor.loopFinished(self)
-        complete(with: StopReport(reduced: reducedCount, discarded: discardedCount))
+        complete(with: StopReport(reduced: reducedCount, discarded: discardedCount), finalState: state)
     }
 }

@@ -59,15 +59,18 @@ extension LoopCore {
     }
 
     /// Called by the last slice (or by a loop that never started): publishes
-    /// the report and resumes every waiting stop.
-    func complete(with report: StopReport) {
+    /// the report, ends the `states` streams after `finalState`, and resumes
+    /// every waiting stop.
+    func complete(with report: StopReport, finalState: State) {
         hub?.loopStopped(report)
-        let waiters = completion.withLock { completion in
+        let (waiters, observers) = completion.withLock { completion in
             completion.report = report
+            completion.finalState = finalState
             let waiters = completion.waiters
             completion.waiters = []
-            return waiters
+            return (waiters, self.observers)
         }
+        observers?.finish(final: finalState)
         for waiter in waiters { waiter.resume(returning: report) }
     }
 

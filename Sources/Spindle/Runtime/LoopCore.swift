@@ -29,10 +29,9 @@ import Dispatch
 // protected by a lock, or runner only, as its label says.
 final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecked Sendable {
     let options: SpinOptions
-    /// The reducer's function and `observers.hasPending`, stored directly so
-    /// that the per-event path loads them without generic field-offset lookups.
+    /// The reducer's function, stored directly so that the per-event path
+    /// loads it without generic field-offset lookups.
     let reduceFunction: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
-    let observersPending: UnsafeAtomic<Bool>  // owned by `observers`
     // The event queue, concretely typed (an existential would stop the
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`. Unwrapped with `!` (a branch), not
@@ -43,7 +42,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     let baselineQueue: BaselineQueue<Event>?
     let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
-    let observers = StateObservers<State>()
+    /// The `states` subscribers, created by the first subscription (most
+    /// loops never have one): written once under `completion`'s lock before
+    /// `words.observersCreated` is set (release); read after that flag.
+    nonisolated(unsafe) private var observerStorage: StateObservers<State>?
     /// The spin's observers (see ``SpinObserver``); nil when it has none,
     /// which keeps every observer call off the engine's paths.
     let hub: ObserverHub<State, Event>?
@@ -73,6 +75,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     struct Completion {
         var report: StopReport?
+        /// The final state, with the report.
+        var finalState: State?
         var waiters: [CheckedContinuation<StopReport, Never>] = []
     }
 
@@ -123,7 +127,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
         self.options = options
         self.reduceFunction = spin.reducer.reduceInPlace
-        self.observersPending = observers.hasPending
         statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: spin.initialState)
         self.observerBaseState = spin.initialState
@@ -168,8 +171,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             closed.store(true, ordering: .sequentiallyConsistent)
             _ = stopRequest.compareExchange(expected: .none, desired: .drain, ordering: .sequentiallyConsistent)
             schedulingState.store(.finished, ordering: .sequentiallyConsistent)
-            observers.finish(final: state)
-            complete(with: StopReport(reduced: 0, discarded: 0))
+            complete(with: StopReport(reduced: 0, discarded: 0), finalState: state)
             throw error
         }
         for (index, feedback) in spin.feedbacks.enumerated() {
@@ -213,6 +215,36 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
 
     override var budget: Int { options.maxBatch }
+
+    /// The `states` subscribers if any subscription was ever made, else nil.
+    /// Any thread.
+    @inline(__always)
+    var observers: StateObservers<State>? {
+        words.observersCreated.load(ordering: .acquiring) ? observerStorage : nil
+    }
+
+    /// True while a new subscriber waits for its first state. Any thread.
+    @inline(__always)
+    var observersPending: Bool {
+        words.observersCreated.load(ordering: .acquiring)
+            && observerStorage!.hasPending.load(ordering: .relaxed)
+    }
+
+    /// A new `states` stream (creating the subscribers on first use). On a
+    /// stopped loop it yields the final state and ends. Any thread.
+    func subscribeStates() -> AsyncStream<State> {
+        let (observers, finalState) = completion.withLock { completion -> (StateObservers<State>, State?) in
+            if observerStorage == nil {
+                observerStorage = StateObservers<State>()
+                words.observersCreated.store(true, ordering: .releasing)
+            }
+            return (observerStorage!, completion.finalState)
+        }
+        // Finished before the subscribers existed: end them here (`complete`
+        // ends them when they existed first; the lock orders the two).
+        if let finalState { observers.finish(final: finalState) }
+        return observers.subscribe { [self] in wake() }
+    }
 
     // The scheduling protocol's hooks (see ScheduledLoop); the bodies are in
     // LoopCore+Slice.swift and LoopCore+Stop.swift.

@@ -58,7 +58,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         -> (loop: SpinLoop<State, Event>, states: AsyncStream<State>) {
         var states: AsyncStream<State>?
         let loop = SpinLoop(spin: spin, options: options) { core in
-            states = core.observers.subscribe { [core] in core.wake() }
+            states = core.subscribeStates()
         }
         return (loop, states!)
     }
@@ -77,7 +77,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// in reduction order. It ends when the loop stops (after the final
     /// state); on a stopped loop it yields the final state and ends.
     public var states: AsyncStream<State> {
-        core.observers.subscribe { [core] in core.wake() }
+        core.subscribeStates()
     }
 
     /// Sends an event to the loop. Any thread; lock-free on the default queue.

@@ -1,6 +1,8 @@
 import Atomics
+import CSpindle
 
-/// A loop's hot atomics, packed into one cache line (one allocation): the
+/// A loop's hot atomics, packed into 24 bytes, and its C task node, in one
+/// allocation: the
 /// words every emit reads (the scheduling state, `closed`, the runner's id)
 /// and the stop's flags. Separate atomics cost an allocation and, for a loop
 /// that is cold in the cache, a miss each.
@@ -21,10 +23,19 @@ struct LoopWords: @unchecked Sendable {
     private static let closedOffset = 17          // Bool
     private static let stopRequestOffset = 18     // StopRequest (UInt8)
     private static let graceDoneOffset = 19       // Bool
-    private static let size = 64
+    private static let observersCreatedOffset = 20 // Bool
+    private static let wordsSize = 24
+    private static var size: Int { wordsSize + spindle_task_size() }
+
+    /// The loop's C task node (see `spindle_task`), in the same allocation,
+    /// after the words.
+    let task: OpaquePointer
 
     init() {
-        base = .allocate(byteCount: Self.size, alignment: Self.size)
+        // Word-aligned, not line-aligned: an aligned allocation pads to the
+        // line (64 bytes or more per loop). The words and the task share one
+        // allocation (a malloc chunk each cost 16 bytes more).
+        base = .allocate(byteCount: Self.size, alignment: 8)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
         (base + Self.runnerTokenOffset).bindMemory(to: UInt.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(0))
@@ -38,10 +49,17 @@ struct LoopWords: @unchecked Sendable {
             .initialize(to: .init(.none))
         (base + Self.graceDoneOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
+        (base + Self.observersCreatedOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(false))
+        task = spindle_task_init(base + Self.wordsSize, nil)
     }
 
-    /// Frees the line. Called once, by the owning loop's deinit.
-    func deallocate() { base.deallocate() }
+    /// Ends the task and frees the words. Called once, by the owning loop's
+    /// deinit.
+    func deallocate() {
+        spindle_task_deinit(task)
+        base.deallocate()
+    }
 
     @inline(__always)
     private func view<Value: AtomicValue>(_ offset: Int, _ type: Value.Type) -> UnsafeAtomic<Value> {
@@ -60,4 +78,6 @@ struct LoopWords: @unchecked Sendable {
     var stopRequest: UnsafeAtomic<StopRequest> { view(Self.stopRequestOffset, StopRequest.self) }
     /// Set by the stop's grace-period callback.
     var graceDone: UnsafeAtomic<Bool> { view(Self.graceDoneOffset, Bool.self) }
+    /// Set (release) once the loop's `states` machinery exists.
+    var observersCreated: UnsafeAtomic<Bool> { view(Self.observersCreatedOffset, Bool.self) }
 }

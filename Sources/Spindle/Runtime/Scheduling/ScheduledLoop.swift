@@ -25,7 +25,7 @@ class ScheduledLoop: @unchecked Sendable {
     var schedulingState: UnsafeAtomic<SchedulingState> {
         @inline(__always) get { words.schedulingState }
     }
-    /// The C node that links the loop into a ready queue; owned, freed in deinit.
+    /// The C node that links the loop into a ready queue (in `words`' allocation).
     let task: OpaquePointer
     /// Runs the loop. Immutable.
     let executor: any LoopExecutor
@@ -45,10 +45,7 @@ class ScheduledLoop: @unchecked Sendable {
 
     init(executor: any LoopExecutor) {
         self.executor = executor
-        guard let task = spindle_task_create(nil) else {
-            fatalError("Spindle: out of memory creating a loop")
-        }
-        self.task = task
+        self.task = words.task
         // Unretained: the loop owns the task. Whoever queues the loop holds
         // a reference of its own (see `LoopExecutor.schedule`).
         spindle_task_set_context(task, Unmanaged.passUnretained(self).toOpaque())
@@ -56,7 +53,6 @@ class ScheduledLoop: @unchecked Sendable {
 
     deinit {
         words.deallocate()
-        spindle_task_destroy(task)
     }
 
     // MARK: The subclass's part
