@@ -188,11 +188,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         hasInlineWorkers = !inlineWorkers.isEmpty
         for (worker, next) in zip(inlineWorkers, inlineWorkers.dropFirst()) { worker.nextInline = next }
         firstInlineWorker = inlineWorkers.first
-        // The first slice delivers the initial state. With no feedback and no
-        // observer to deliver it to, the loop starts idle instead: a million
+        // The first slice delivers the initial state. With no feedback, no
+        // observer and no `states` subscriber (one made before start, as
+        // `spin.stream()` does) to deliver it to, the loop starts idle instead: a million
         // loops started at once cost no million schedulings. Stored before
         // any other thread can see the loop (no emit can have come yet).
-        let firstSliceHasWork = hasInlineWorkers || hasQueuedWorkers || hub != nil
+        let firstSliceHasWork = hasInlineWorkers || hasQueuedWorkers || hub != nil || observersPending
         if !firstSliceHasWork {
             started = true
             schedulingState.store(.idle, ordering: .sequentiallyConsistent)
