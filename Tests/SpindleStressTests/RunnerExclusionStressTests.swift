@@ -60,7 +60,7 @@ extension StressSuite {
                 let executors = try StressExecutors(kind, name: "one-runner")
                 let loops = kind == .dedicatedThread ? 8 : 64
                 let producers = 4
-                let itemsPerProducer = max(5_000, StressScale.eventsPerQueue / 200)
+                let itemsPerProducer = max(2_000, StressScale.eventsPerQueue / 1_000)
                 let guards = (0..<loops).map { _ in RunnerGuard() }
                 let checkers = (0..<loops).map { _ in OrderChecker(producers: producers) }
                 let running = (0..<loops).map { index in
