@@ -2,7 +2,7 @@
 /// Markdown report.
 struct ResultTable {
     static let header = [
-        "scenario", "engine", "events", "events/s (median)", "min – max", "vs baseline",
+        "scenario", "engine", "events", "events/s (median)", "min – max", "vs yardstick",
         "p50", "p99", "p99.9", "max", "allocs/event", "peak RSS (run's growth)",
     ]
     /// Columns whose cells are numbers, right-aligned.

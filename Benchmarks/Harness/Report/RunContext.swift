@@ -64,8 +64,8 @@ struct RunContext: Sendable {
 
     var methodNote: String {
         """
-        events/s: median (min – max) over the repetitions; vs baseline: median events/s \
-        over the baseline engine's in this run. Latencies: medians of the per-repetition \
+        events/s: median (min – max) over the repetitions; vs yardstick: median events/s \
+        over the scenario's yardstick engine's in this run (baseline for the queue scenarios, dispatch for many-loops). Latencies: medians of the per-repetition \
         percentiles. allocs/event: allocator calls in the measured region / events\
         \(allocationsCounted ? "" : " (n/a: counting needs glibc)"). peak RSS: the \
         process's VmHWM during a repetition (largest over repetitions), after a \
