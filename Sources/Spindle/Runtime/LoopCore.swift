@@ -166,7 +166,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     ///   stopped from birth (every emit answers `.stopped`).
     func start(spin: Spin<State, Event>) throws(SpinExecutorError) {
         do {
-            try register()
+            try executor.register(self)
         } catch {
             closed.store(true, ordering: .sequentiallyConsistent)
             _ = stopRequest.compareExchange(expected: .none, desired: .drain, ordering: .sequentiallyConsistent)
@@ -202,17 +202,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // start() are queued, not missed (an idle loop is woken by them).
         for worker in attachedWorkers { worker.attach() }
         if firstSliceHasWork { scheduleFirstRun() }
-    }
-
-    private func register() throws(SpinExecutorError) {
-        if let pool = executor as? PoolCore {
-            guard pool.register(self) else { throw pool.refusal }
-        } else if let dedicated = executor as? DedicatedThreadExecutor {
-            _ = dedicated.register(self)
-            try dedicated.start(running: self)
-        } else {
-            _ = executor.register(self)
-        }
     }
 
     override var budget: Int { options.maxBatch }

@@ -9,8 +9,6 @@ final class DedicatedThreadExecutor: LoopExecutor {
     private let parker = Parker()
     /// atomic: set by `schedule`, cleared by the thread when it takes the loop.
     private let ready = UnsafeAtomic<Bool>.create(false)
-    /// atomic: the one loop, set by `register` before it is first scheduled.
-    private let loopSlot = ManagedAtomic<Bool>(false)
     private let spinsBeforeParking: Int
 
     init(spinsBeforeParking: Int) {
@@ -21,15 +19,11 @@ final class DedicatedThreadExecutor: LoopExecutor {
 
     var name: String { "dedicated thread" }
 
-    func register(_ loop: ScheduledLoop) -> Bool {
-        loopSlot.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged
-    }
-
     func loopFinished(_ loop: ScheduledLoop) {}
 
-    /// Starts the thread that runs `loop` until it finishes. Throws when the
-    /// system refuses a thread.
-    func start(running loop: ScheduledLoop) throws(SpinExecutorError) {
+    /// Starts the thread that runs `loop` (this executor's one loop) until
+    /// it finishes. Throws when the system refuses a thread.
+    func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {
         LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed)
         do {
             try OSThread.spawnDetached(name: "spindle-loop") { [self] in

@@ -30,10 +30,13 @@ final class PoolCore: LoopExecutor {
     /// the loop, and waking a sleeper would move the loop to a cold thread
     /// for the price of a system call.
     private let searching = UnsafeAtomic<Int>.create(0)
+    /// atomic: set once the threads have started, so that a start on the
+    /// shared pool does not take the registry lock twice to find out.
+    private let threadsReady = UnsafeAtomic<Bool>.create(false)
     // protected by lock
     private let registry = Lock(Registry())
     /// How many CPU pauses a thread spends polling for work before it
-    /// sleeps (~10 µs here, under one wake-up's cost): long enough to catch
+    /// sleeps (less than one wake-up's cost): long enough to catch
     /// the next event of a busy producer, short enough not to compete with
     /// the producers for the cores.
     private let spinsBeforeParking = 512
@@ -49,6 +52,7 @@ final class PoolCore: LoopExecutor {
     deinit {
         exiting.destroy()
         searching.destroy()
+        threadsReady.destroy()
         spindle_runq_destroy(readyQueue)
     }
 
@@ -87,6 +91,7 @@ final class PoolCore: LoopExecutor {
             parker.notify()
             throw failure
         }
+        threadsReady.store(true, ordering: .releasing)
     }
 
     private func runThread() {
@@ -155,25 +160,20 @@ final class PoolCore: LoopExecutor {
         if searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
     }
 
-    func register(_ loop: ScheduledLoop) -> Bool {
-        if isShared {
-            do { try startThreads() } catch { return false }
-        }
-        return registry.withLock { registry in
-            guard !registry.shuttingDown, registry.startError == nil else { return false }
+    func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {
+        if isShared, !threadsReady.load(ordering: .acquiring) { try startThreads() }
+        let refusal: SpinExecutorError? = registry.withLock { registry in
+            if let error = registry.startError { return error }
+            guard !registry.shuttingDown else { return .poolShutDown(pool: name) }
             let node = Unmanaged.passUnretained(loop)
             loop.poolNext = registry.first
             loop.poolPrevious = nil
             registry.first?.takeUnretainedValue().poolPrevious = node
             registry.first = node
             registry.count += 1
-            return true
+            return nil
         }
-    }
-
-    /// Why `register` refused, for the error the caller gets.
-    var refusal: SpinExecutorError {
-        registry.withLock { $0.startError } ?? .poolShutDown(pool: name)
+        if let refusal { throw refusal }
     }
 
     func loopFinished(_ loop: ScheduledLoop) {

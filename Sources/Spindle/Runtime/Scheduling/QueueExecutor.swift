@@ -17,7 +17,7 @@ final class QueueExecutor: LoopExecutor {
 
     var name: String { "queue '\(queue.label)'" }
 
-    func register(_ loop: ScheduledLoop) -> Bool { true }
+    func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {}
 
     func loopFinished(_ loop: ScheduledLoop) {}
 

@@ -177,9 +177,10 @@ class ScheduledLoop: @unchecked Sendable {
 protocol LoopExecutor: AnyObject, Sendable {
     /// Queues `loop` to run. Any thread; never blocks, never runs user code.
     func schedule(_ loop: ScheduledLoop)
-    /// A loop was created on this executor. False if it cannot take it
-    /// (shut down); then the loop must not be scheduled.
-    func register(_ loop: ScheduledLoop) -> Bool
+    /// Takes a new loop (a dedicated executor starts its thread here).
+    /// Throws when it cannot (a pool shut down, a thread refused); the loop
+    /// must then not be scheduled.
+    func register(_ loop: ScheduledLoop) throws(SpinExecutorError)
     /// A registered loop finished. Called on its last runner.
     func loopFinished(_ loop: ScheduledLoop)
     /// Human-readable, for errors and logs.
