@@ -4,13 +4,37 @@ import Synchronization
 /// Thread count and CPU time of the whole process (Linux), for the
 /// many-loop scenarios.
 enum ProcessStats {
-    /// Threads in the process now (`Threads:` of /proc/self/status).
+    /// Threads in the process now (field 20, `num_threads`, of
+    /// /proc/self/stat). Read into a stack buffer and parsed by hand: the
+    /// sampler calls this every millisecond beside the measured work, and a
+    /// `String` read and split of /proc/self/status cost ~15 % of a core.
     static func threads() -> Int? {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
-        for line in status.split(separator: "\n") where line.hasPrefix("Threads:") {
-            return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
+        let fd = open("/proc/self/stat", O_RDONLY)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 1024) { buffer -> Int? in
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            guard count > 0 else { return nil }
+            let bytes = UnsafeBufferPointer(rebasing: buffer[..<count])
+            // The command name (field 2) is in parentheses and may hold
+            // spaces: fields are counted after its last ')'.
+            guard let close = bytes.lastIndex(of: UInt8(ascii: ")")) else { return nil }
+            var field = 2
+            var value = 0
+            var index = close + 1
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte == UInt8(ascii: " ") {
+                    if field == 20 { return value }
+                    field += 1
+                    value = 0
+                } else if field == 20, byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") {
+                    value = value * 10 + Int(byte - UInt8(ascii: "0"))
+                }
+                index += 1
+            }
+            return nil
         }
-        return nil
     }
 
     /// User + system CPU time of every thread of the process, in nanoseconds.

@@ -131,7 +131,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         statePointer.initialize(to: spin.initialState)
         self.observerBaseState = spin.initialState
         self.snapshot = StateSnapshot(spin.initialState)
-        self.hub = ObserverHub(spin.observers)
+        // Checked here, not by the hub's failable init: in this unspecialized
+        // generic code, calling it costs a metadata lookup per start.
+        self.hub = spin.observers.isEmpty ? nil : ObserverHub(spin.observers)
         var lockFree: LockFreeQueue<Event>?
         var ring: RingQueue<Event>?
         var baseline: BaselineQueue<Event>?
@@ -174,20 +176,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             complete(with: StopReport(reduced: 0, discarded: 0), finalState: state)
             throw error
         }
-        for (index, feedback) in spin.feedbacks.enumerated() {
-            let worker = FeedbackWorker(index: index, feedback: feedback, core: self)
-            if case .attached = feedback.effect {
-                attachedWorkers.append(worker)
-            } else if worker.queue == nil {
-                inlineWorkers.append(worker)
-            } else {
-                queuedWorkers.append(worker)
-            }
-        }
-        hasQueuedWorkers = !queuedWorkers.isEmpty
-        hasInlineWorkers = !inlineWorkers.isEmpty
-        for (worker, next) in zip(inlineWorkers, inlineWorkers.dropFirst()) { worker.nextInline = next }
-        firstInlineWorker = inlineWorkers.first
+        // Plain index loops, and nothing at all without feedbacks: in this
+        // unspecialized generic code, `enumerated()`, `zip` and `dropFirst()`
+        // each cost generic-metadata lookups per start (most of the start
+        // time of a million feedback-less loops).
+        if !spin.feedbacks.isEmpty { makeWorkers(spin.feedbacks) }
         // The first slice delivers the initial state. With no feedback, no
         // observer and no `states` subscriber (one made before start, as
         // `spin.stream()` does) to deliver it to, the loop starts idle instead: a million
@@ -200,8 +193,29 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         }
         // Attached before the first slice: gear events sent right after
         // start() are queued, not missed (an idle loop is woken by them).
-        for worker in attachedWorkers { worker.attach() }
+        if !attachedWorkers.isEmpty {
+            for worker in attachedWorkers { worker.attach() }
+        }
         if firstSliceHasWork { scheduleFirstRun() }
+    }
+
+    private func makeWorkers(_ feedbacks: [Feedback<State, Event>]) {
+        var lastInline: FeedbackWorker<State, Event>?
+        for index in 0..<feedbacks.count {
+            let feedback = feedbacks[index]
+            let worker = FeedbackWorker(index: index, feedback: feedback, core: self)
+            if case .attached = feedback.effect {
+                attachedWorkers.append(worker)
+            } else if worker.queue == nil {
+                inlineWorkers.append(worker)
+                if let lastInline { lastInline.nextInline = worker } else { firstInlineWorker = worker }
+                lastInline = worker
+            } else {
+                queuedWorkers.append(worker)
+            }
+        }
+        hasQueuedWorkers = !queuedWorkers.isEmpty
+        hasInlineWorkers = !inlineWorkers.isEmpty
     }
 
     override var budget: Int { options.maxBatch }
