@@ -58,12 +58,19 @@ let package = Package(
             name: "CMallocCounter",
             path: "Benchmarks/CMallocCounter"
         ),
+        // Benchmark harness only: the SPSC-ring probe that measures the
+        // machine's limit for moving events between two threads.
+        .target(
+            name: "CSPSCProbe",
+            path: "Benchmarks/CSPSCProbe"
+        ),
         .executableTarget(
             name: "benchmarks",
             dependencies: [
                 "Spindle",
                 "CSpindle",  // the queue-ceiling probe drives the C queue directly
                 "CMallocCounter",
+                "CSPSCProbe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

@@ -220,6 +220,40 @@ void *spindle_wfq_acquire(spindle_wfq *q) {
     }
 }
 
+size_t spindle_wfq_acquire_many(spindle_wfq *q, void **payloads, size_t count) {
+    size_t taken = 0;
+    while (taken < count) {
+        uint64_t head = atomic_load_explicit(&q->free_head, memory_order_acquire);
+        uint32_t first_plus_one = (uint32_t)head;
+        if (first_plus_one == 0) {
+            // The pool is empty: one node the usual way (it grows the pool).
+            void *payload = spindle_wfq_acquire(q);
+            if (payload == NULL) return taken;
+            payloads[taken++] = payload;
+            continue;
+        }
+        // Walk up to the nodes still wanted, then take them all with one
+        // CAS. A node's link is only written while it is out of the list, and
+        // the tag changes with every push and pop: if the CAS succeeds, no
+        // node was taken or added since `head` was read, so the links walked
+        // were the list's.
+        size_t want = count - taken;
+        size_t walked = 0;
+        uint32_t next_plus_one = first_plus_one;
+        while (walked < want && next_plus_one != 0) {
+            struct spindle_wfq_node *node = node_at(q, next_plus_one - 1);
+            payloads[taken + walked] = payload_of(q, node);
+            walked++;
+            next_plus_one = atomic_load_explicit(&node->free_next, memory_order_relaxed);
+        }
+        if (atomic_compare_exchange_weak_explicit(&q->free_head, &head, pack_head(head, next_plus_one),
+                                                  memory_order_acquire, memory_order_acquire)) {
+            taken += walked;
+        }
+    }
+    return taken;
+}
+
 void spindle_wfq_release(spindle_wfq *q, void *payload) {
     struct spindle_wfq_node *node = node_of(q, payload);
     push_chain(q, node, node);
@@ -230,6 +264,26 @@ void spindle_wfq_enqueue(spindle_wfq *q, void *payload) {
     cds_wfcq_node_init(&node->link);
     SPINDLE_TSAN_RELEASE(node);
     (void)cds_wfcq_enqueue(&q->head, &q->tail, &node->link);
+}
+
+void spindle_wfq_enqueue_many(spindle_wfq *q, void *const *payloads, size_t count) {
+    if (count == 0) return;
+    // Link the chain privately, then append it as liburcu appends a spliced
+    // queue (___cds_wfcq_append): exchange the tail for the chain's last
+    // node, then link the old tail to its first. The consumer reads the
+    // chain in order; an exchange is a full barrier, as in cds_wfcq_enqueue.
+    struct spindle_wfq_node *first = node_of(q, payloads[0]);
+    struct spindle_wfq_node *last = first;
+    for (size_t i = 1; i < count; i++) {
+        struct spindle_wfq_node *node = node_of(q, payloads[i]);
+        SPINDLE_TSAN_RELEASE(last);
+        last->link.next = &node->link;
+        last = node;
+    }
+    last->link.next = NULL;
+    SPINDLE_TSAN_RELEASE(last);
+    struct cds_wfcq_node *old_tail = __atomic_exchange_n(&q->tail.p, &last->link, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&old_tail->next, &first->link, __ATOMIC_RELEASE);
 }
 
 // Consumer only: the node `next` returned last stays in the batch until the

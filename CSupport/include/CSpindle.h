@@ -93,6 +93,18 @@ void *spindle_wfq_next_consumer(spindle_wfq *queue);
 /// its reducer thread sleeps.
 void spindle_wfq_flush_consumer(spindle_wfq *queue);
 
+/// Takes up to `count` free nodes with one CAS per run of the free list
+/// (growing the pool when it runs dry) and stores their payload areas in
+/// `payloads`. Any thread. Returns how many it took: `count`, unless memory
+/// ran out. Ownership as for `spindle_wfq_acquire`.
+size_t spindle_wfq_acquire_many(spindle_wfq *queue, void **payloads, size_t count);
+
+/// Appends `count` acquired nodes (by payload pointer) in array order with
+/// one tail exchange: a producer's batch is published at once, in order,
+/// after everything it enqueued before. Any thread; wait-free. Ordering and
+/// ownership as for `spindle_wfq_enqueue` (a full barrier).
+void spindle_wfq_enqueue_many(spindle_wfq *queue, void *const *payloads, size_t count);
+
 /// Returns a node that was acquired but never enqueued to the pool. Any thread.
 void spindle_wfq_release(spindle_wfq *queue, void *payload);
 

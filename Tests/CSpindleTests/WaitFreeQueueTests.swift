@@ -417,5 +417,82 @@ extension CSpindleTarget {
 
             try expectEveryNodeBackInThePool(raw)
         }
+
+        /// Batches (`spindle_wfq_acquire_many` + `spindle_wfq_enqueue_many`)
+        /// of 1…200 nodes from four producers, mixed with single enqueues,
+        /// against a concurrent consumer: every event once, each producer's
+        /// in order, every node back in the pool.
+        @Test func batchedProducersKeepEveryEventAndPerProducerOrder() throws {
+            let producers = 4
+            let perProducer = 200_000
+            // A small slab: batches run the pool dry and make it grow.
+            let raw = try makeIntQueue(nodesPerSlab: 8)
+            let queue = SharedHandle(raw: raw)
+            let progress = StressProgress()
+            let threads = TestThreads(producers, name: "wfq-batch-producer") { producer in
+                progress.arriveAndWaitForStart(parties: producers)
+                var payloads = [UnsafeMutableRawPointer?](repeating: nil, count: 200)
+                var sequence = 0
+                var size = producer + 1
+                while sequence < perProducer {
+                    if progress.abort.load(ordering: .relaxed) { break }
+                    size = size % 200 + 1 + producer
+                    let count = min(size > 200 ? 1 : size, perProducer - sequence)
+                    let taken = payloads.withUnsafeMutableBufferPointer { buffer in
+                        spindle_wfq_acquire_many(queue.raw, buffer.baseAddress!, count)
+                    }
+                    guard taken == count else {
+                        progress.failures.add(1, ordering: .relaxed)
+                        break
+                    }
+                    for offset in 0..<count {
+                        payloads[offset]!.storeBytes(
+                            of: ProducerStreamCheck.encode(producer: producer, sequence: sequence + offset), as: Int.self)
+                    }
+                    if count == 1 {
+                        spindle_wfq_enqueue(queue.raw, payloads[0])
+                    } else {
+                        payloads.withUnsafeBufferPointer { buffer in
+                            spindle_wfq_enqueue_many(queue.raw, buffer.baseAddress!, count)
+                        }
+                    }
+                    sequence += count
+                }
+                progress.finishedProducers.add(1, ordering: .releasing)
+            }
+
+            var check = ProducerStreamCheck(producers: producers, perProducer: perProducer)
+            let deadline = ContinuousClock.now + .seconds(30)
+            var timedOut = false
+            var idle = ConsumerIdle()
+            var iteration = 0
+            while true {
+                iteration += 1
+                if iteration & 255 == 0, ContinuousClock.now > deadline || check.received > producers * perProducer {
+                    timedOut = true
+                    progress.abort.store(true, ordering: .relaxed)
+                    break
+                }
+                if let payload = spindle_wfq_next_consumer(raw) {
+                    check.record(payload.load(as: Int.self))
+                    continue
+                }
+                if spindle_wfq_splice_consumer(raw) { continue }
+                if progress.finishedProducers.load(ordering: .acquiring) == producers {
+                    if spindle_wfq_splice_consumer(raw) { continue }
+                    break
+                }
+                idle.pause()
+            }
+            let joined = threads.join(timeoutSeconds: timedOut ? 5 : 60)
+            #expect(joined)
+            #expect(!timedOut)
+            #expect(progress.failures.load(ordering: .relaxed) == 0)
+            check.expectEveryEventExactlyOnceInProducerOrder()
+            guard joined else { return }
+            defer { spindle_wfq_destroy(raw) }
+            #expect(drainAll(raw).isEmpty)
+            try expectEveryNodeBackInThePool(raw)
+        }
     }
 }

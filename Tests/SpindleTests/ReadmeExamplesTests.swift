@@ -709,6 +709,15 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
         #expect(loop.statistics.rejectedAfterStop == 1)
     }
 
+    @Test func aBatchEmitAnswersWithItsCounts() async {
+        let loop = Spin(initialState: Levels(left: 0, right: 10), feedbacks: [], reducer: Reducer(levelsReducer)).start()
+        let result = loop.emit(contentsOf: [.increaseLeft, .decreaseRight, .increaseLeft])
+        assert(result.accepted + result.dropped + result.stopped == 3)
+        #expect(result == EmitBatchResult(accepted: 3, dropped: 0, stopped: 0))
+        await loop.stop()
+        #expect(loop.state == Levels(left: 2, right: 9))
+    }
+
     @Test func discardingStopReportsWhatWasReducedAndDiscarded() async {
         let spin = Spinner
             .initialState(Levels(left: 0, right: 10))

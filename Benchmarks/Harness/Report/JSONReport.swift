@@ -67,6 +67,8 @@ enum JSONReport {
             case crossCoreRoundTrip = "cross_core_round_trip_ns"
             case queueCeilingEager = "c_queue_alone_eager_events_per_second"
             case queueCeilingBatched = "c_queue_alone_batched_events_per_second"
+            case spscLimit = "spsc_limit_events_per_second"
+            case fractionOfSPSCLimit = "fraction_of_spsc_limit"
             case repetitionSamples = "repetition_samples"
         }
 
@@ -98,6 +100,8 @@ enum JSONReport {
             try container.encode(context.crossCoreRoundTripNanoseconds, forKey: .crossCoreRoundTrip)
             try container.encode(context.queueCeiling.eagerEventsPerSecond, forKey: .queueCeilingEager)
             try container.encode(context.queueCeiling.batchedEventsPerSecond, forKey: .queueCeilingBatched)
+            try container.encode(context.spscLimitEventsPerSecond, forKey: .spscLimit)
+            try container.encode(context.spscLimitEventsPerSecond.map { row.eventsPerSecond.median / $0 }, forKey: .fractionOfSPSCLimit)
             try container.encode(row.samples.map(Repetition.init), forKey: .repetitionSamples)
         }
     }

@@ -19,6 +19,10 @@ struct RunContext: Sendable {
     /// The C wait-free queue alone, one producer to one consumer (see
     /// QueueCeilingProbe): the ceiling of `reduce-1p` on `lockfree`.
     let queueCeiling: QueueCeilingProbe.Result
+    /// A plain C SPSC ring between two threads (see SPSCLimitProbe): the
+    /// machine's limit for one producer feeding one consumer; nil when the
+    /// probe could not run.
+    let spscLimitEventsPerSecond: Double?
 
     init(command: String, repetitions: Int, quick: Bool) {
         date = Date()
@@ -32,6 +36,7 @@ struct RunContext: Sendable {
             .flatMap { $0.split(separator: " ").first }.flatMap { Double($0) }
         crossCoreRoundTripNanoseconds = CrossCoreProbe.roundTripNanoseconds()
         queueCeiling = QueueCeilingProbe.measure()
+        spscLimitEventsPerSecond = SPSCLimitProbe.eventsPerSecond()
     }
 
     /// "2026-11-21 14:03 UTC"
@@ -53,6 +58,8 @@ struct RunContext: Sendable {
     var ceilings: String {
         String(format: "the lockfree engine's C queue alone, 1 producer → 1 consumer: %.1f M/s eager, %.1f M/s batched",
                queueCeiling.eagerEventsPerSecond / 1e6, queueCeiling.batchedEventsPerSecond / 1e6)
+            + (spscLimitEventsPerSecond.map { String(format: "; SPSC-ring limit: %.0f M/s", $0 / 1e6) }
+                ?? "; SPSC-ring limit: n/a")
     }
 
     var title: String { "Spindle benchmarks — \(dateText)" }

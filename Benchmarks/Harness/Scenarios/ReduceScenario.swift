@@ -64,6 +64,27 @@ enum ReduceScenario {
             measure: { run in try await measure(run, producers: producers, observer: nil) })
     }
 
+    /// `reduce-batch`: `reduce-1p` with the producer emitting through
+    /// `emit(contentsOf:)` in batches of 64 (an array refilled in place, so
+    /// the batch itself allocates nothing): one synchronisation per batch
+    /// instead of one per event. The same checks as `reduce-1p`.
+    static func makeBatch() -> Scenario {
+        Scenario(
+            name: "reduce-batch",
+            producers: 1,
+            description: """
+                reduce-1p with emit(contentsOf:) in batches of \(batchSize): one producer thread, \
+                N events, trivial reducer. The same clock and checks (per-producer order, \
+                reduced == accepted) as reduce-1p, which it is read against.
+                """,
+            defaultEvents: 2_000_000,
+            quickEvents: 200_000,
+            engines: Engine.queues + [.pool, .dedicated],
+            measure: { run in try await measure(run, producers: 1, observer: nil, batch: batchSize) })
+    }
+
+    static let batchSize = 64
+
     /// `reduce-1p-observed`: `reduce-1p` with a batch-level `SpinObserver`
     /// installed (`observesEachEvent` false, as the metrics observer): the
     /// cost of the hook when present. `reduce-1p` itself has no observer,
@@ -103,7 +124,9 @@ enum ReduceScenario {
         let accepted = Atomic<Int>(0)
     }
 
-    private static func measure(_ run: ScenarioRun, producers: Int, observer: BatchCounter?) async throws -> Sample {
+    private static func measure(
+        _ run: ScenarioRun, producers: Int, observer: BatchCounter?, batch: Int = 1
+    ) async throws -> Sample {
         let perProducer = max(1, run.events / producers)
         let total = perProducer * producers
         var spin = Spin(initialState: ProducerCursors(), feedbacks: [], reducer: reducer)
@@ -113,8 +136,21 @@ enum ReduceScenario {
         let threads = ProducerThreads(count: producers, name: "producer") { index in
             var accepted = 0
             let producer = UInt32(index)
-            for sequence in 0..<UInt32(perProducer) where loop.emit(.item(producer: producer, sequence: sequence)) == .accepted {
-                accepted += 1
+            if batch > 1 {
+                var events: [ProducerEvent] = []
+                events.reserveCapacity(batch)
+                var sequence: UInt32 = 0
+                while sequence < UInt32(perProducer) {
+                    let end = min(sequence &+ UInt32(batch), UInt32(perProducer))
+                    events.removeAll(keepingCapacity: true)
+                    for next in sequence..<end { events.append(.item(producer: producer, sequence: next)) }
+                    accepted += loop.emit(contentsOf: events).accepted
+                    sequence = end
+                }
+            } else {
+                for sequence in 0..<UInt32(perProducer) where loop.emit(.item(producer: producer, sequence: sequence)) == .accepted {
+                    accepted += 1
+                }
             }
             tally.accepted.add(accepted, ordering: .relaxed)
         }

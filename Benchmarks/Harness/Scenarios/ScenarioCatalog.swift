@@ -2,6 +2,7 @@
 enum ScenarioCatalog {
     static let all: [Scenario] = [
         ReduceScenario.make(producers: 1),
+        ReduceScenario.makeBatch(),
         ReduceScenario.make(producers: 2),
         ReduceScenario.make(producers: 4),
         ReduceScenario.make(producers: 8),

@@ -24,6 +24,13 @@ final class BaselineQueue<Event: Sendable>: EventQueue {
         return true
     }
 
+    /// Enqueues copies of `events` in order under one lock acquisition.
+    func enqueue(contentsOf events: UnsafeBufferPointer<Event>) {
+        shared.withLock { fifo in
+            for event in events { fifo.append(event) }
+        }
+    }
+
     func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         if batch.isEmpty {
             shared.withLock { $0.exchange(with: &batch) }

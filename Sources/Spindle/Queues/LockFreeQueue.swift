@@ -37,6 +37,34 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
         return true
     }
 
+    /// The most events one tail exchange publishes: the batch's pointer
+    /// buffer (8 bytes an event) stays within the 1 KiB that
+    /// `withUnsafeTemporaryAllocation` always puts on the stack; larger, it
+    /// would allocate on the heap once per batch.
+    static var publishChunk: Int { 128 }
+
+    /// Enqueues copies of `events` in order, each run of up to
+    /// `publishChunk` (128) with one pool CAS and one tail exchange (a full
+    /// barrier). Any thread.
+    func enqueue(contentsOf events: UnsafeBufferPointer<Event>) {
+        guard var base = events.baseAddress else { return }
+        var remaining = events.count
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Self.publishChunk) { payloads in
+            while remaining > 0 {
+                let count = Swift.min(remaining, Self.publishChunk)
+                guard spindle_wfq_acquire_many(raw, payloads.baseAddress!, count) == count else {
+                    fatalError("Spindle: out of memory growing the event pool")
+                }
+                for index in 0..<count {
+                    payloads[index].unsafelyUnwrapped.assumingMemoryBound(to: Event.self).initialize(to: base[index])
+                }
+                spindle_wfq_enqueue_many(raw, payloads.baseAddress!, count)
+                base += count
+                remaining -= count
+            }
+        }
+    }
+
     func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var count = 0
         while count < max {

@@ -53,6 +53,23 @@ final class RingQueue<Event: Sendable>: EventQueue {
         return true
     }
 
+    /// Enqueues copies of the first events of `events`, in order, with one
+    /// claim (a seq_cst RMW on the tail) for as many slots as are free;
+    /// returns how many (0 when the ring is full). Any thread.
+    func tryEnqueue(contentsOf events: UnsafeBufferPointer<Event>) -> Int {
+        guard let base = events.baseAddress, !events.isEmpty else { return 0 }
+        var first: UInt64 = 0
+        let claimed = spindle_ring_claim(ring, events.count, &first)
+        var offset = 0
+        while offset < claimed {
+            let sequence = first &+ UInt64(offset)
+            (slots + Int(sequence & mask)).initialize(to: base[offset])
+            spindle_ring_publish(ring, sequence)
+            offset += 1
+        }
+        return claimed
+    }
+
     func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var total = 0
         while total < max {

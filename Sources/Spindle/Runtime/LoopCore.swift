@@ -286,6 +286,89 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         return result
     }
 
+    /// Accepts a batch: on the default queue with one gate section, one
+    /// pool CAS and one tail exchange per 128 events, and one wake; on a
+    /// bounded queue with one claim per run of free slots. Any thread. The
+    /// accepted events are a prefix of the batch, in order (see
+    /// ``EmitBatchResult``).
+    func emit(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
+        if events.isEmpty { return EmitBatchResult(accepted: 0, dropped: 0, stopped: 0) }
+        if isOnRunner { return emitOnRunner(contentsOf: events) }
+        spindle_gate_enter()
+        if closed.load(ordering: .relaxed) {
+            spindle_gate_exit()
+            return rejectAfterStop(events[...])
+        }
+        switch queueTag {
+        case .lockFree:
+            lockFreeQueue!.enqueue(contentsOf: events)
+            wake()  // after the tail exchange, a full barrier (see tryEnqueueAndWake)
+            spindle_gate_exit()
+        case .baseline:
+            baselineQueue!.enqueue(contentsOf: events)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            wake()
+            spindle_gate_exit()
+        case .ring:
+            return emitToRing(contentsOf: events)
+        }
+        if let hub { for event in events { accepted(event, hub: hub) } }
+        return EmitBatchResult(accepted: events.count, dropped: 0, stopped: 0)
+    }
+
+    // The bounded queue's batch: claim what is free, then apply the policy
+    // to the rest. Called inside the emit's gate section; leaves it.
+    private func emitToRing(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
+        let ring = ringQueue!
+        var accepted = 0
+        while true {
+            let remaining = UnsafeBufferPointer(rebasing: events[accepted...])
+            let claimed = ring.tryEnqueue(contentsOf: remaining)
+            if claimed > 0 {
+                wake()
+                if let hub { for event in remaining.prefix(claimed) { self.accepted(event, hub: hub) } }
+                accepted += claimed
+            }
+            if accepted == events.count {
+                spindle_gate_exit()
+                return EmitBatchResult(accepted: accepted, dropped: 0, stopped: 0)
+            }
+            guard case .bounded(_, .block) = options.queue else {
+                // .dropNewest: the rest of the batch is dropped.
+                for event in events[accepted...] { _ = drop(event) }
+                spindle_gate_exit()
+                return EmitBatchResult(accepted: accepted, dropped: events.count - accepted, stopped: 0)
+            }
+            // .block: wait outside the section (as a single emit does), then
+            // claim again, unless the loop closed meanwhile.
+            spindle_gate_exit()
+            waitForSpace()
+            spindle_gate_enter()
+            if closed.load(ordering: .relaxed) {
+                spindle_gate_exit()
+                var result = rejectAfterStop(events[accepted...])
+                result.accepted = accepted
+                return result
+            }
+        }
+    }
+
+    // The runner's own batch goes to its local deque, as single emits do.
+    private func emitOnRunner(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
+        if closed.load(ordering: .relaxed) { return rejectAfterStop(events[...]) }
+        for event in events {
+            reentrant.append(event)
+            if let hub { accepted(event, hub: hub) }
+        }
+        return EmitBatchResult(accepted: events.count, dropped: 0, stopped: 0)
+    }
+
+    private func rejectAfterStop(_ events: Slice<UnsafeBufferPointer<Event>>) -> EmitBatchResult {
+        counters.rejectedAfterStop.wrappingIncrement(by: events.count, ordering: .relaxed)
+        if let hub { for event in events { hub.eventRejected(event) } }
+        return EmitBatchResult(accepted: 0, dropped: 0, stopped: events.count)
+    }
+
     // An observed loop's accepted event: counted for the queue depth, and
     // reported to the per-event observers.
     private func accepted(_ event: Event, hub: ObserverHub<State, Event>) {

@@ -93,6 +93,31 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         core.emit(event)
     }
 
+    /// Sends many events at once, in order: what `emit(_:)` does for each,
+    /// with one synchronisation for the batch on the default queue (one
+    /// tail exchange per 128 events and one wake-up, where single emits pay
+    /// one each), and one claim per run of free slots on a bounded queue.
+    ///
+    /// The batch keeps its order, and its place in the emitting thread's
+    /// order: its events are reduced after everything this thread emitted
+    /// before the call and before everything it emits after. Other
+    /// producers' events may come before, after or (on a bounded queue
+    /// that fills up) between runs of the batch.
+    ///
+    /// - Parameter events: the events to reduce, in order.
+    /// - Returns: how many were accepted (a prefix of the batch), dropped
+    ///   (a full bounded queue under ``OverflowPolicy/dropNewest``: the rest
+    ///   of the batch), or refused because the loop is stopping.
+    /// - Complexity: O(n); under ``OverflowPolicy/block`` it waits while the
+    ///   bounded queue is full (never on the reducer's executor itself).
+    @discardableResult
+    public func emit<Events: Sequence>(contentsOf events: Events) -> EmitBatchResult where Events.Element == Event {
+        if let result = events.withContiguousStorageIfAvailable({ core.emit(contentsOf: $0) }) {
+            return result
+        }
+        return Array(events).withUnsafeBufferPointer { core.emit(contentsOf: $0) }
+    }
+
     /// Stops the loop: no event is accepted after this call begins; with
     /// ``StopMode/drain`` (the default) every accepted event is reduced first.
     /// Then every effect is cancelled, the state streams end, and the loop

@@ -1,0 +1,129 @@
+import Spindle
+import Testing
+import SpindleTestSupport
+
+extension StressSuite {
+    /// `emit(contentsOf:)` under Thread Sanitizer: four producers mixing
+    /// batches of random sizes (1…300, across the lock-free queue's 128-event
+    /// publication runs) with single emits, while the loop stops after a
+    /// round-dependent number of reductions. Conservation (accepted =
+    /// reduced + discarded), per-producer order without gaps, payloads
+    /// visible, and once a producer is answered stopped it is never answered
+    /// anything else.
+    @Suite("Batch emits racing single emits and stop")
+    struct BatchEmitStressTests {
+        static let queues: [QueueKind] = stressQueues + [.bounded(capacity: 64, overflow: .dropNewest)]
+
+        @Test(
+            "every batched event is accepted-and-accounted, dropped or stopped, in producer order",
+            arguments: queues, [StopMode.drain, .discardPending])
+        func batchesRacingStopKeepEveryEventAndTheOrder(queue: QueueKind, mode: StopMode) async {
+            let baseline = await LiveBaseline.settle()
+            var checked = 0
+            for round in 0..<StressScale.rounds {
+                checked += await raceOneStop(queue: queue, mode: mode, round: round)
+            }
+            reportTotal("batch-emit-events", queue: name(of: queue), checked)
+            await baseline.expectReturned()
+        }
+
+        /// What one producer did, counted per event.
+        struct Tally: Sendable {
+            var accepted = 0
+            var dropped = 0
+            var stopped = 0
+            var acceptedSequenceSum = 0
+            /// Anything but stopped after a stopped answer: never allowed.
+            var answeredAfterStopped = 0
+            /// A batch whose accepted events were not its prefix, or whose
+            /// counts did not add up to its size: never allowed.
+            var badBatchResults = 0
+        }
+
+        private func raceOneStop(queue: QueueKind, mode: StopMode, round: Int) async -> Int {
+            let producers = 4
+            let limit = 300_000  // per producer: a bound for the payload slots
+            let payloads = PayloadSlots(producers: producers, perProducer: limit)
+            let checker = OrderChecker(producers: producers, contiguous: true, payloads: payloads)
+            let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+                .start(options: SpinOptions(queue: queue))
+            let tallies = Recorder<Tally>()
+
+            let stopAfter = (round % 10) * 5_000
+            async let stopping: StopReport = {
+                _ = await eventually(within: 60) { checker.progress.current >= stopAfter }
+                return await loop.stop(mode)
+            }()
+            let finished = await onThreads(producers) { producer in
+                var tally = Tally()
+                var random = SplitMix64(seed: UInt64(round * 31 + producer))
+                var sequence = 0
+                var batch: [Stamped] = []
+                // Emit until stopped; dropped events are sent again with the
+                // same sequence numbers, so accepted sequences stay contiguous.
+                emitting: while sequence < limit {
+                    if random.next() % 4 == 0 {
+                        payloads.write(producer: producer, sequence: sequence)
+                        switch loop.emit(Stamped(producer: producer, sequence: sequence)) {
+                        case .accepted:
+                            tally.accepted += 1
+                            tally.acceptedSequenceSum &+= sequence
+                            sequence += 1
+                        case .dropped: tally.dropped += 1
+                        case .stopped:
+                            tally.stopped += 1
+                            break emitting
+                        }
+                        continue
+                    }
+                    let size = min(Int(random.next() % 300) + 1, limit - sequence)
+                    batch.removeAll(keepingCapacity: true)
+                    for offset in 0..<size {
+                        payloads.write(producer: producer, sequence: sequence + offset)
+                        batch.append(Stamped(producer: producer, sequence: sequence + offset))
+                    }
+                    let result = loop.emit(contentsOf: batch)
+                    if result.count != size || (result.dropped > 0 && result.stopped > 0) { tally.badBatchResults += 1 }
+                    for offset in 0..<result.accepted { tally.acceptedSequenceSum &+= sequence + offset }
+                    tally.accepted += result.accepted
+                    tally.dropped += result.dropped
+                    tally.stopped += result.stopped
+                    sequence += result.accepted
+                    if result.stopped > 0 { break }
+                }
+                // Once stopped, always stopped (the slots are never read).
+                if sequence < limit {
+                    let probe = loop.emit(contentsOf: [Stamped(producer: producer, sequence: sequence)])
+                    if probe.stopped != 1 { tally.answeredAfterStopped += 1 }
+                }
+                tallies.append(tally)
+            }
+            #expect(finished, "producers did not finish: a hang")
+            let report = await stopping
+            let statistics = loop.statistics
+            let all = tallies.values
+            let accepted = all.map(\.accepted).reduce(0, +)
+            let dropped = all.map(\.dropped).reduce(0, +)
+
+            #expect(all.count == producers)
+            #expect(all.allSatisfy { $0.answeredAfterStopped == 0 }, "an emit was answered after .stopped")
+            #expect(all.allSatisfy { $0.badBatchResults == 0 }, "a batch result did not add up")
+            #expect(all.allSatisfy { $0.accepted < limit }, "round \(round): a producer ran out of slots before the stop")
+            if queue != .bounded(capacity: 64, overflow: .dropNewest) { #expect(dropped == 0) }
+            #expect(statistics.droppedEvents == dropped)
+            // Conservation: accepted = reduced + discarded.
+            #expect(report.reduced + report.discarded == accepted)
+            #expect(report.reduced == checker.reduced)
+            #expect(report.reduced == loop.state)
+            if mode == .drain { #expect(report.discarded == 0) }
+            // Per-producer FIFO with no gaps, payloads visible.
+            #expect(checker.outOfOrder == 0)
+            #expect(checker.gaps == 0)
+            #expect(checker.badPayloads == 0)
+            if mode == .drain {
+                #expect(checker.sequenceSum.reduce(0, &+) == all.map(\.acceptedSequenceSum).reduce(0, &+))
+            }
+            return accepted
+        }
+    }
+}
