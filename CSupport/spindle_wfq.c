@@ -266,24 +266,39 @@ void spindle_wfq_enqueue(spindle_wfq *q, void *payload) {
     (void)cds_wfcq_enqueue(&q->head, &q->tail, &node->link);
 }
 
+// Links a spliced-in chain after the old tail: liburcu's own store (a
+// volatile store, which is what CMM_STORE_SHARED is, after the tail
+// exchange, as in ___cds_wfcq_append), and
+// like every access liburcu makes, invisible to Thread Sanitizer. Visible,
+// an atomic store here would be a release-store on the old tail node's
+// address, which TSan keys that node's happens-before edge on
+// (SPINDLE_TSAN_RELEASE/ACQUIRE): it would replace the edge from the node's
+// own producer to the consumer with one from this producer, and TSan would
+// then report the node's payload as a race.
+__attribute__((noinline, no_sanitize("thread")))
+static void link_after_tail(struct cds_wfcq_node *old_tail, struct cds_wfcq_node *first) {
+    *(struct cds_wfcq_node *volatile *)&old_tail->next = first;
+}
+
 void spindle_wfq_enqueue_many(spindle_wfq *q, void *const *payloads, size_t count) {
     if (count == 0) return;
     // Link the chain privately, then append it as liburcu appends a spliced
     // queue (___cds_wfcq_append): exchange the tail for the chain's last
     // node, then link the old tail to its first. The consumer reads the
-    // chain in order; an exchange is a full barrier, as in cds_wfcq_enqueue.
+    // chain in order; the exchange is a full barrier, as in cds_wfcq_enqueue.
+    // Each node is released to TSan after its last write (its link).
     struct spindle_wfq_node *first = node_of(q, payloads[0]);
     struct spindle_wfq_node *last = first;
     for (size_t i = 1; i < count; i++) {
         struct spindle_wfq_node *node = node_of(q, payloads[i]);
-        SPINDLE_TSAN_RELEASE(last);
         last->link.next = &node->link;
+        SPINDLE_TSAN_RELEASE(last);
         last = node;
     }
     last->link.next = NULL;
     SPINDLE_TSAN_RELEASE(last);
     struct cds_wfcq_node *old_tail = __atomic_exchange_n(&q->tail.p, &last->link, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&old_tail->next, &first->link, __ATOMIC_RELEASE);
+    link_after_tail(old_tail, &first->link);
 }
 
 // Consumer only: the node `next` returned last stays in the batch until the

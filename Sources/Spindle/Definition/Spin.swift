@@ -26,7 +26,14 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// The observers every loop of this spin reports to (see ``observed(by:)``).
     /// Set by ``observed(by:)``, and carried over when the engine rebuilds a
     /// spin for one loop (see `PreparedSpin`).
-    var observers: [ObserverCalls<State, Event>]
+    var observers: [ObserverCalls<State, Event>] {
+        didSet { hasObservers = !observers.isEmpty }
+    }
+    /// Whether `feedbacks` and `observers` hold anything: kept beside them
+    /// so that starting a loop, in unspecialized generic code, does not ask
+    /// the runtime for the arrays' element metadata to count them.
+    private(set) var hasFeedbacks: Bool
+    private(set) var hasObservers = false
 
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:
@@ -52,6 +59,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     ) {
         self.initialState = initialState
         self.feedbacks = feedbacks
+        self.hasFeedbacks = !feedbacks.isEmpty
         self.reducer = reducer
         self.executionQueue = queue
         self.observers = []

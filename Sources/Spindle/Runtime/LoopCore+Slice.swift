@@ -56,7 +56,7 @@ extension LoopCore {
         if hasInlineWorkers { runInlineWorkers() }
         if hasQueuedWorkers {
             batchStates.append(initial)
-            for worker in queuedWorkers { worker.deliver(batchStates.elements) }
+            for worker in workers!.queued { worker.deliver(batchStates.elements) }
             batchStates.removeAll()
         }
     }
@@ -161,7 +161,7 @@ extension LoopCore {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
         if hasQueuedWorkers {
-            for worker in queuedWorkers { worker.deliver(batchStates.elements) }
+            for worker in workers!.queued { worker.deliver(batchStates.elements) }
         }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
             if observerBaseIndex < 0 {
@@ -182,13 +182,13 @@ extension LoopCore {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
 
-        for worker in queuedWorkers + inlineWorkers + attachedWorkers { worker.stop() }
+        if let workers {
+            for worker in workers.queued + workers.inline + workers.attached { worker.stop() }
+        }
         // Break the worker -> core cycles; runs still finishing keep their
         // worker (and so this core) alive only until they return.
-        queuedWorkers = []
-        inlineWorkers = []
+        workers = nil
         firstInlineWorker = nil
-        attachedWorkers = []
         batchStates.removeAll()
         hasQueuedWorkers = false
         hasInlineWorkers = false

@@ -65,7 +65,6 @@ extension LoopCore {
         hub?.loopStopped(report)
         let (waiters, observers) = completion.withLock { completion in
             completion.report = report
-            completion.finalState = finalState
             let waiters = completion.waiters
             completion.waiters = []
             return (waiters, self.observers)

@@ -73,15 +73,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         @inline(__always) get { words.graceDone }
     }
 
-    struct Completion {
-        var report: StopReport?
-        /// The final state, with the report.
-        var finalState: State?
-        var waiters: [CheckedContinuation<StopReport, Never>] = []
-    }
-
     // protected by lock: the final report and the stop calls waiting for it.
-    let completion = Lock(Completion())
+    let completion = Lock(LoopCompletion())
 
     // runner only: the running state, the states of the current batch,
     // events emitted on the runner itself, the workers.
@@ -109,12 +102,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// -1: no observer waiting.
     @exclusivity(unchecked) var observerBaseIndex = -1
     @exclusivity(unchecked) var observerBaseState: State
-    /// Feedbacks with a queue of their own: states are handed over in batches.
-    var queuedWorkers: [FeedbackWorker<State, Event>] = []
-    /// Feedbacks without a queue: they run on the loop's executor, after
-    /// each reduction, in declaration order.
-    var inlineWorkers: [FeedbackWorker<State, Event>] = []
-    var attachedWorkers: [FeedbackWorker<State, Event>] = []
+    /// The feedback workers by placement; nil for a loop without feedbacks
+    /// (three empty arrays of a generic element type would cost this
+    /// unspecialized code metadata lookups at every start).
+    var workers: LoopWorkers<State, Event>?
     /// The inline workers again, linked through `FeedbackWorker.nextInline`
     /// (set at start): the per-reduction walk follows class references,
     /// where iterating the array in this unspecialized generic code asked
@@ -132,8 +123,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         self.observerBaseState = spin.initialState
         self.snapshot = StateSnapshot(spin.initialState)
         // Checked here, not by the hub's failable init: in this unspecialized
-        // generic code, calling it costs a metadata lookup per start.
-        self.hub = spin.observers.isEmpty ? nil : ObserverHub(spin.observers)
+        // generic code, calling it (or counting the array) costs metadata
+        // lookups per start.
+        self.hub = spin.hasObservers ? ObserverHub(spin.observers) : nil
         var lockFree: LockFreeQueue<Event>?
         var ring: RingQueue<Event>?
         var baseline: BaselineQueue<Event>?
@@ -180,7 +172,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // unspecialized generic code, `enumerated()`, `zip` and `dropFirst()`
         // each cost generic-metadata lookups per start (most of the start
         // time of a million feedback-less loops).
-        if !spin.feedbacks.isEmpty { makeWorkers(spin.feedbacks) }
+        if spin.hasFeedbacks { makeWorkers(spin.feedbacks) }
         // The first slice delivers the initial state. With no feedback, no
         // observer and no `states` subscriber (one made before start, as
         // `spin.stream()` does) to deliver it to, the loop starts idle instead: a million
@@ -193,29 +185,31 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         }
         // Attached before the first slice: gear events sent right after
         // start() are queued, not missed (an idle loop is woken by them).
-        if !attachedWorkers.isEmpty {
-            for worker in attachedWorkers { worker.attach() }
+        if let workers {
+            for worker in workers.attached { worker.attach() }
         }
         if firstSliceHasWork { scheduleFirstRun() }
     }
 
     private func makeWorkers(_ feedbacks: [Feedback<State, Event>]) {
+        let workers = LoopWorkers<State, Event>()
         var lastInline: FeedbackWorker<State, Event>?
         for index in 0..<feedbacks.count {
             let feedback = feedbacks[index]
             let worker = FeedbackWorker(index: index, feedback: feedback, core: self)
             if case .attached = feedback.effect {
-                attachedWorkers.append(worker)
+                workers.attached.append(worker)
             } else if worker.queue == nil {
-                inlineWorkers.append(worker)
+                workers.inline.append(worker)
                 if let lastInline { lastInline.nextInline = worker } else { firstInlineWorker = worker }
                 lastInline = worker
             } else {
-                queuedWorkers.append(worker)
+                workers.queued.append(worker)
             }
         }
-        hasQueuedWorkers = !queuedWorkers.isEmpty
-        hasInlineWorkers = !inlineWorkers.isEmpty
+        hasQueuedWorkers = !workers.queued.isEmpty
+        hasInlineWorkers = !workers.inline.isEmpty
+        self.workers = workers
     }
 
     override var budget: Int { options.maxBatch }
@@ -237,16 +231,17 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// A new `states` stream (creating the subscribers on first use). On a
     /// stopped loop it yields the final state and ends. Any thread.
     func subscribeStates() -> AsyncStream<State> {
-        let (observers, finalState) = completion.withLock { completion -> (StateObservers<State>, State?) in
+        let (observers, finished) = completion.withLock { completion -> (StateObservers<State>, Bool) in
             if observerStorage == nil {
                 observerStorage = StateObservers<State>()
                 words.observersCreated.store(true, ordering: .releasing)
             }
-            return (observerStorage!, completion.finalState)
+            return (observerStorage!, completion.report != nil)
         }
         // Finished before the subscribers existed: end them here (`complete`
-        // ends them when they existed first; the lock orders the two).
-        if let finalState { observers.finish(final: finalState) }
+        // ends them when they existed first; the lock orders the two). The
+        // final state is the snapshot's: published before the report.
+        if finished { observers.finish(final: snapshot.value) }
         return observers.subscribe { [self] in wake() }
     }
 
@@ -534,6 +529,26 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
 
     // MARK: Stopping: see LoopCore+Stop.swift
+}
+
+/// A loop's feedback workers, by where they run (see `LoopCore.workers`).
+/// Runner only, like the fields of `LoopCore` that hold it.
+final class LoopWorkers<State: Sendable, Event: Sendable> {
+    /// Feedbacks with a queue of their own: states are handed over in batches.
+    var queued: [FeedbackWorker<State, Event>] = []
+    /// Feedbacks without a queue: they run on the loop's executor, after
+    /// each reduction, in declaration order.
+    var inline: [FeedbackWorker<State, Event>] = []
+    /// Gear feedbacks, attached at start.
+    var attached: [FeedbackWorker<State, Event>] = []
+}
+
+/// A loop's end, once it came (see `LoopCore.completion`). Not generic on
+/// purpose: the lock around it is created at every start, and a generic
+/// type there costs a metadata lookup each time.
+struct LoopCompletion {
+    var report: StopReport?
+    var waiters: [CheckedContinuation<StopReport, Never>] = []
 }
 
 /// The answer of `LoopCore.emitWithoutWaiting`.
