@@ -171,6 +171,11 @@ void spindle_parker_notify_after_rmw(spindle_parker *p) {
 #endif
 }
 
+bool spindle_parker_has_waiters(const spindle_parker *p) {
+    uint64_t current = atomic_load_explicit(&((spindle_parker *)p)->registry, memory_order_seq_cst);
+    return REGISTRY_WAITERS(current) != 0;
+}
+
 uint64_t spindle_parker_wake_count(const spindle_parker *p) {
     return atomic_load_explicit(&((spindle_parker *)p)->wakes, memory_order_relaxed);
 }

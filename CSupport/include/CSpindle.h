@@ -220,6 +220,13 @@ void spindle_parker_wait(spindle_parker *parker, uint64_t key,
 /// waiters' condition true.
 void spindle_parker_notify(spindle_parker *parker);
 
+/// True when a waiter is registered (a sequentially consistent load of the
+/// registry). Any thread. For a notifier that checks a cheaper condition
+/// only when someone could need waking: after the write that makes the
+/// waiters' condition true (a seq_cst RMW), false means every waiter that
+/// registers from now on re-checks its condition and sees that write.
+bool spindle_parker_has_waiters(const spindle_parker *parker);
+
 /// How many wake-ups (futex wake calls) this parker has issued. Diagnostics
 /// and tests; any thread (relaxed).
 uint64_t spindle_parker_wake_count(const spindle_parker *parker);

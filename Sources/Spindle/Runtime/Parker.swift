@@ -52,6 +52,11 @@ final class Parker: Sendable {
     @inline(__always)
     func notify() { spindle_parker_notify(raw) }
 
+    /// True when a thread is registered to sleep (see
+    /// `spindle_parker_has_waiters`). Any thread.
+    @inline(__always)
+    var hasWaiters: Bool { spindle_parker_has_waiters(raw) }
+
     /// `notify()` for a caller that has just done a sequentially consistent
     /// read-modify-write after making the condition true: one load when
     /// nobody sleeps (see `spindle_parker_notify_after_rmw`).

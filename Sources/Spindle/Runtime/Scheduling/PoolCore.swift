@@ -5,7 +5,9 @@ import CSpindle
 /// its list of live loops, and the shutdown.
 final class PoolCore: LoopExecutor {
     private struct Registry {
-        /// The live loops, linked through `ScheduledLoop.poolPrevious/Next`.
+        /// The live loops, linked through `ScheduledLoop.poolPrevious/Next`;
+        /// each link holds a reference (taken at register, released in
+        /// `loopFinished`).
         var first: Unmanaged<ScheduledLoop>?
         var count = 0
         var shuttingDown = false
@@ -98,7 +100,10 @@ final class PoolCore: LoopExecutor {
         defer { threadExited() }
         while true {
             if let task = spindle_runq_pop(readyQueue) {
-                let loop = Unmanaged<ScheduledLoop>.fromOpaque(spindle_task_context(task)!).takeRetainedValue()
+                // Unretained: a registered loop is kept alive by the
+                // registry's reference until `loopFinished`, which runs on
+                // its last runner (this local reference outlives it).
+                let loop = Unmanaged<ScheduledLoop>.fromOpaque(spindle_task_context(task)!).takeUnretainedValue()
                 // Linger (let a batch form) only for a loop that is busy and
                 // only while no other loop waits: a slice of one event says
                 // events come one at a time, and pausing after it would
@@ -151,13 +156,21 @@ final class PoolCore: LoopExecutor {
     // MARK: LoopExecutor
 
     func schedule(_ loop: ScheduledLoop) {
-        // The queue holds a reference (released by the thread that pops it):
-        // the loop lives while it is queued.
-        _ = Unmanaged.passRetained(loop)
+        // No reference for the queue: only registered loops are scheduled
+        // (a loop whose registration failed is finished from birth, and a
+        // finished loop is never woken), and the registry holds one until
+        // the loop's last runner calls `loopFinished`. Taking one here was
+        // a read-modify-write of a line the runner owns, on every wake.
         spindle_runq_push(readyQueue, loop.task)
         // The push is an exchange (a full barrier), so these loads see a
-        // searcher or a sleeper that could have missed it.
-        if searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
+        // sleeper or a searcher that could have missed it. Wake only when
+        // someone sleeps and nobody searches. Sleepers first: the parker's
+        // line changes only when a thread parks or wakes, so while the pool
+        // is busy this load reads a line every producer shares, where
+        // `searching` changes each time a pool thread runs out of work. A
+        // thread that registers to sleep after this load re-checks the
+        // queue after registering, and sees the push.
+        if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
     }
 
     func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {
@@ -165,7 +178,10 @@ final class PoolCore: LoopExecutor {
         let refusal: SpinExecutorError? = registry.withLock { registry in
             if let error = registry.startError { return error }
             guard !registry.shuttingDown else { return .poolShutDown(pool: name) }
-            let node = Unmanaged.passUnretained(loop)
+            // The registry's reference: the loop lives until it finished
+            // (released in `loopFinished`), which lets the ready queue hold
+            // loops without references of its own.
+            let node = Unmanaged.passRetained(loop)
             loop.poolNext = registry.first
             loop.poolPrevious = nil
             registry.first?.takeUnretainedValue().poolPrevious = node
@@ -191,6 +207,9 @@ final class PoolCore: LoopExecutor {
             registry.count -= 1
             return registry.count == 0 && registry.shuttingDown
         }
+        // The registry's reference (the caller, the loop's last runner,
+        // holds its own until it returns).
+        Unmanaged.passUnretained(loop).release()
         if lastOut { releaseThreads() }
     }
 
@@ -211,8 +230,8 @@ final class PoolCore: LoopExecutor {
                 loops.reserveCapacity(registry.count)
                 var node = registry.first
                 while let current = node {
-                    // Retained: a loop stays alive until its finish has run
-                    // (which unlinks it under this lock), so it is alive here.
+                    // The registry's reference keeps a loop alive until its
+                    // finish has run (which unlinks it under this lock).
                     loops.append(current.takeUnretainedValue())
                     node = current.takeUnretainedValue().poolNext
                 }
