@@ -171,7 +171,10 @@ extension LoopCore {
             }
         }
         observerBaseIndex = -1
-        batchStates.removeAll()
+        // Only a collecting slice appended states. Guarded because the call
+        // asks the runtime for the batch's generic metadata (this code is
+        // unspecialized), which was a lookup per slice for every loop.
+        if collecting { batchStates.removeAll() }
     }
 
     // The grace period is over and everything accepted is reduced (or
