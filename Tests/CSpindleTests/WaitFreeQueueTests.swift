@@ -65,6 +65,51 @@ private func drain(_ queue: OpaquePointer, max: Int,
 
 /// Live nodes back to zero: takes the whole pool and gives it back, which
 /// must not grow it, so every node has to be on the free list.
+/// The multi-producer stress tests' consumer: this (test) thread drains
+/// `raw` while the producers run, then checks every event arrived exactly
+/// once in its producer's order, the producers reported no failure, and
+/// every node went back to the pool. Destroys the queue unless a producer
+/// may still be inside it.
+private func consumeAndCheck(
+    _ raw: OpaquePointer, producers: Int, perProducer: Int, progress: StressProgress, threads: TestThreads
+) throws {
+    var check = ProducerStreamCheck(producers: producers, perProducer: perProducer)
+    let deadline = ContinuousClock.now + .seconds(30)
+    var timedOut = false
+    var idle = ConsumerIdle()
+    var iteration = 0
+    while true {
+        // Checked on every path: a broken queue may yield events forever.
+        iteration += 1
+        if iteration & 255 == 0, ContinuousClock.now > deadline || check.received > producers * perProducer {
+            timedOut = true
+            progress.abort.store(true, ordering: .relaxed)
+            break
+        }
+        if let payload = spindle_wfq_next_consumer(raw) {
+            check.record(payload.load(as: Int.self))
+            continue
+        }
+        if spindle_wfq_splice_consumer(raw) { continue }
+        if progress.finishedProducers.load(ordering: .acquiring) == producers {
+            // Every enqueue happened before that load: one last splice.
+            if spindle_wfq_splice_consumer(raw) { continue }
+            break
+        }
+        idle.pause()
+    }
+    // After an abort a producer may be stuck inside a broken queue.
+    let joined = threads.join(timeoutSeconds: timedOut ? 5 : 60)
+    #expect(joined)
+    #expect(!timedOut)
+    #expect(progress.failures.load(ordering: .relaxed) == 0)
+    check.expectEveryEventExactlyOnceInProducerOrder()
+    guard joined else { return }  // leak: a producer may still use it
+    defer { spindle_wfq_destroy(raw) }
+    #expect(drainAll(raw).isEmpty)
+    try expectEveryNodeBackInThePool(raw)
+}
+
 private func expectEveryNodeBackInThePool(_ queue: OpaquePointer,
                                           sourceLocation: SourceLocation = #_sourceLocation) throws {
     // Finished nodes reach the pool in chains, or on an explicit flush.
@@ -379,43 +424,7 @@ extension CSpindleTarget {
                 progress.finishedProducers.add(1, ordering: .releasing)
             }
 
-            // This (test) thread is the single consumer, draining concurrently.
-            var check = ProducerStreamCheck(producers: producers, perProducer: perProducer)
-            let deadline = ContinuousClock.now + .seconds(30)
-            var timedOut = false
-            var idle = ConsumerIdle()
-            var iteration = 0
-            while true {
-                // Checked on every path: a broken queue may yield events forever.
-                iteration += 1
-                if iteration & 255 == 0, ContinuousClock.now > deadline || check.received > producers * perProducer {
-                    timedOut = true
-                    progress.abort.store(true, ordering: .relaxed)
-                    break
-                }
-                if let payload = spindle_wfq_next_consumer(raw) {
-                    check.record(payload.load(as: Int.self))
-                    continue
-                }
-                if spindle_wfq_splice_consumer(raw) { continue }
-                if progress.finishedProducers.load(ordering: .acquiring) == producers {
-                    // Every enqueue happened before that load: one last splice.
-                    if spindle_wfq_splice_consumer(raw) { continue }
-                    break
-                }
-                idle.pause()
-            }
-            // After an abort a producer may be stuck inside a broken queue.
-            let joined = threads.join(timeoutSeconds: timedOut ? 5 : 60)
-            #expect(joined)
-            #expect(!timedOut)
-            #expect(progress.failures.load(ordering: .relaxed) == 0)
-            check.expectEveryEventExactlyOnceInProducerOrder()
-            guard joined else { return }  // leak: a producer may still use it
-            defer { spindle_wfq_destroy(raw) }
-            #expect(drainAll(raw).isEmpty)
-
-            try expectEveryNodeBackInThePool(raw)
+            try consumeAndCheck(raw, producers: producers, perProducer: perProducer, progress: progress, threads: threads)
         }
 
         /// Batches (`spindle_wfq_acquire_many` + `spindle_wfq_enqueue_many`)
@@ -461,38 +470,7 @@ extension CSpindleTarget {
                 progress.finishedProducers.add(1, ordering: .releasing)
             }
 
-            var check = ProducerStreamCheck(producers: producers, perProducer: perProducer)
-            let deadline = ContinuousClock.now + .seconds(30)
-            var timedOut = false
-            var idle = ConsumerIdle()
-            var iteration = 0
-            while true {
-                iteration += 1
-                if iteration & 255 == 0, ContinuousClock.now > deadline || check.received > producers * perProducer {
-                    timedOut = true
-                    progress.abort.store(true, ordering: .relaxed)
-                    break
-                }
-                if let payload = spindle_wfq_next_consumer(raw) {
-                    check.record(payload.load(as: Int.self))
-                    continue
-                }
-                if spindle_wfq_splice_consumer(raw) { continue }
-                if progress.finishedProducers.load(ordering: .acquiring) == producers {
-                    if spindle_wfq_splice_consumer(raw) { continue }
-                    break
-                }
-                idle.pause()
-            }
-            let joined = threads.join(timeoutSeconds: timedOut ? 5 : 60)
-            #expect(joined)
-            #expect(!timedOut)
-            #expect(progress.failures.load(ordering: .relaxed) == 0)
-            check.expectEveryEventExactlyOnceInProducerOrder()
-            guard joined else { return }
-            defer { spindle_wfq_destroy(raw) }
-            #expect(drainAll(raw).isEmpty)
-            try expectEveryNodeBackInThePool(raw)
+            try consumeAndCheck(raw, producers: producers, perProducer: perProducer, progress: progress, threads: threads)
         }
     }
 }
