@@ -6,8 +6,9 @@ import Synchronization
 enum ProcessStats {
     /// Threads in the process now (field 20, `num_threads`, of
     /// /proc/self/stat). Read into a stack buffer and parsed by hand: the
-    /// sampler calls this every millisecond beside the measured work, and a
-    /// `String` read and split of /proc/self/status cost ~15 % of a core.
+    /// sampler calls this every millisecond beside the measured work, where
+    /// a `String` read and split of /proc/self/status would take a real
+    /// share of a core from it.
     static func threads() -> Int? {
         let fd = open("/proc/self/stat", O_RDONLY)
         guard fd >= 0 else { return nil }

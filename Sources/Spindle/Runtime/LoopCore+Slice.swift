@@ -173,7 +173,7 @@ extension LoopCore {
         observerBaseIndex = -1
         // Only a collecting slice appended states. Guarded because the call
         // asks the runtime for the batch's generic metadata (this code is
-        // unspecialized), which was a lookup per slice for every loop.
+        // unspecialized): a lookup per slice of every loop otherwise.
         if collecting { batchStates.removeAll() }
     }
 

@@ -170,8 +170,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         }
         // Plain index loops, and nothing at all without feedbacks: in this
         // unspecialized generic code, `enumerated()`, `zip` and `dropFirst()`
-        // each cost generic-metadata lookups per start (most of the start
-        // time of a million feedback-less loops).
+        // each cost generic-metadata lookups per start.
         if spin.hasFeedbacks { makeWorkers(spin.feedbacks) }
         // The first slice delivers the initial state. With no feedback, no
         // observer and no `states` subscriber (one made before start, as
@@ -334,12 +333,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                 spindle_gate_exit()
                 return EmitBatchResult(accepted: accepted, dropped: events.count - accepted, stopped: 0)
             }
-            // .block: wait outside the section (as a single emit does), then
-            // claim again, unless the loop closed meanwhile.
-            spindle_gate_exit()
-            waitForSpace()
-            spindle_gate_enter()
-            if closed.load(ordering: .relaxed) {
+            // .block: wait, then claim again, unless the loop closed meanwhile.
+            guard waitForSpaceOutsideGate() else {
                 spindle_gate_exit()
                 var result = rejectAfterStop(events[accepted...])
                 result.accepted = accepted
@@ -404,12 +399,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             return drop(event)
         case .block:
             while true {
-                // Wait outside the section: the grace period must not wait
-                // for a producer that waits for the runner.
-                spindle_gate_exit()
-                waitForSpace()
-                spindle_gate_enter()
-                if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
+                guard waitForSpaceOutsideGate() else { return rejectAfterStop(event) }
                 if ring.tryEnqueue(event) {
                     wake()
                     if let hub { accepted(event, hub: hub) }
@@ -417,6 +407,17 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                 }
             }
         }
+    }
+
+    /// A `.block` emit's wait for space, called inside its gate section:
+    /// leaves the section while it waits (the grace period must not wait
+    /// for a producer that waits for the runner), re-enters it, and answers
+    /// whether the loop is still open. Returns inside the section.
+    private func waitForSpaceOutsideGate() -> Bool {
+        spindle_gate_exit()
+        waitForSpace()
+        spindle_gate_enter()
+        return !closed.load(ordering: .relaxed)
     }
 
     private func drop(_ event: Event) -> EmitResult {

@@ -159,8 +159,8 @@ final class PoolCore: LoopExecutor {
         // No reference for the queue: only registered loops are scheduled
         // (a loop whose registration failed is finished from birth, and a
         // finished loop is never woken), and the registry holds one until
-        // the loop's last runner calls `loopFinished`. Taking one here was
-        // a read-modify-write of a line the runner owns, on every wake.
+        // the loop's last runner calls `loopFinished`. Taking one here would
+        // be a read-modify-write of a line the runner owns, on every wake.
         spindle_runq_push(readyQueue, loop.task)
         // The push is an exchange (a full barrier), so these loads see a
         // sleeper or a searcher that could have missed it. Wake only when

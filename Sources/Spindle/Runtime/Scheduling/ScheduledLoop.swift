@@ -46,8 +46,10 @@ class ScheduledLoop: @unchecked Sendable {
     init(executor: any LoopExecutor) {
         self.executor = executor
         self.task = words.task
-        // Unretained: the loop owns the task. Whoever queues the loop holds
-        // a reference of its own (see `LoopExecutor.schedule`).
+        // Unretained: the loop owns the task. An executor keeps a loop it
+        // queues alive (a pool's registry holds a reference until
+        // `loopFinished`; a dedicated thread and a dispatch work item hold
+        // their own).
         spindle_task_set_context(task, Unmanaged.passUnretained(self).toOpaque())
     }
 
