@@ -25,6 +25,7 @@
 #include <string.h>
 
 #define SPINDLE_WFQ_MAX_SLABS 28  // 8 << 28 nodes at most: indices fit in 32 bits
+#define SPINDLE_WFQ_INLINE_SLABS 2 // slab pointers kept in the header itself
 #define SPINDLE_WFQ_RELEASE_FLUSH 256
 #define SPINDLE_WFQ_RELEASE_MIN_CHAIN 64
 
@@ -35,44 +36,58 @@ struct spindle_wfq_node {
 };
 _Static_assert(sizeof(struct spindle_wfq_node) == 16, "node header is 16 bytes");
 
+// Two cache lines, 128 bytes: an idle loop owns one of these, so every byte
+// counts a million times (the 1M-idle-loops start is mostly the kernel
+// zeroing fresh pages). The earlier three-line layout with a 28-slot slab
+// table and a pthread mutex took 448.
 struct spindle_wfq {
-    // Shared by producers: the queue tail they exchange. Own cache line.
+    // The producers' line: everything an emit touches. The tail they
+    // exchange; the free list head they pop ((tag << 32) | (index + 1);
+    // atomic: any thread; the consumer pushes to it once per
+    // SPINDLE_WFQ_RELEASE_FLUSH events, so sharing the line costs it one
+    // transfer per flush, and saves each emit a second line); what is
+    // immutable after create; the first slabs' addresses, then the rest's in
+    // a table allocated when the pool first grows past them (both grow under
+    // grow_lock and are read lock-free with acquire).
     _Alignas(SPINDLE_CACHE_LINE) struct cds_wfcq_tail tail;
+    _Atomic uint64_t free_head;
+    _Atomic(char *) slabs[SPINDLE_WFQ_INLINE_SLABS];
+    _Atomic(_Atomic(char *) *) more_slabs;  // slabs INLINE_SLABS..MAX_SLABS-1
+    uint32_t payload_offset;
+    uint32_t node_stride;
+    _Atomic uint32_t allocated_nodes;
+    uint8_t base_shift;    // slab k holds (1 << (base_shift + k)) nodes
+    uint8_t slab_count;    // protected by grow_lock
+    atomic_flag grow_lock; // a spin lock: taken only to add a slab
     // The consumer's line: the shared head (read by splice, written by the
-    // first enqueue after empty), then, consumer only, the private batch and
-    // the chain of nodes it has finished with, returned to the free list in
-    // one CAS.
+    // first enqueue after empty), then, consumer only, the private batch, the
+    // chain of nodes it has finished with (returned to the free list in one
+    // CAS), and its own copy of the payload offset (so that reading an event
+    // never touches the producers' line).
     _Alignas(SPINDLE_CACHE_LINE) struct __cds_wfcq_head head;
     struct __cds_wfcq_head batch_head;
     struct cds_wfcq_tail batch_tail;
     struct spindle_wfq_node *cursor;
     struct spindle_wfq_node *release_first;
     struct spindle_wfq_node *release_last;
-    size_t release_count;
-    // The pool's line(s), read by every acquire: the free list head
-    // ((tag << 32) | (index + 1); atomic: any thread), then what is
-    // immutable after create, then the slab table (grows under grow_lock,
-    // read lock-free with acquire). Three sections rather than five padded
-    // ones: an idle loop's queue is a few hundred bytes.
-    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t free_head;
-    size_t payload_offset;
-    size_t node_stride;
-    unsigned base_shift;  // slab k holds (1 << (base_shift + k)) nodes
-    unsigned slab_count;  // protected by grow_lock
-    _Atomic size_t allocated_nodes;
-    _Atomic(char *) slabs[SPINDLE_WFQ_MAX_SLABS];
-    pthread_mutex_t grow_lock;
+    uint32_t release_count;
+    uint32_t consumer_payload_offset;
 };
 
-_Static_assert(offsetof(struct spindle_wfq, head) % SPINDLE_CACHE_LINE == 0,
-               "producers' tail and consumer's head are on separate cache lines");
-_Static_assert(offsetof(struct spindle_wfq, free_head) % SPINDLE_CACHE_LINE == 0,
-               "the free list head starts its own cache line");
-_Static_assert(offsetof(struct spindle_wfq, release_count) < 2 * SPINDLE_CACHE_LINE,
-               "the consumer's fields fit on its one line");
+_Static_assert(offsetof(struct spindle_wfq, head) == SPINDLE_CACHE_LINE,
+               "the producers' fields fit on the first line; the consumer's head starts the second");
+_Static_assert(sizeof(struct spindle_wfq) == 2 * SPINDLE_CACHE_LINE,
+               "the queue header is two cache lines");
 
 static inline unsigned log2_floor(uint64_t value) {
     return 63u - (unsigned)__builtin_clzll(value);
+}
+
+// Slab k's address (it must exist). Any thread.
+static inline char *slab_at(spindle_wfq *q, unsigned k) {
+    if (k < SPINDLE_WFQ_INLINE_SLABS) return atomic_load_explicit(&q->slabs[k], memory_order_acquire);
+    _Atomic(char *) *more = atomic_load_explicit(&q->more_slabs, memory_order_acquire);
+    return atomic_load_explicit(&more[k - SPINDLE_WFQ_INLINE_SLABS], memory_order_acquire);
 }
 
 // Node number -> node. Slab k starts at number (2^k - 1) << base_shift.
@@ -80,7 +95,7 @@ static inline struct spindle_wfq_node *node_at(spindle_wfq *q, uint32_t index) {
     uint64_t j = (uint64_t)index + ((uint64_t)1 << q->base_shift);
     unsigned k = log2_floor(j) - q->base_shift;
     uint64_t offset = j - ((uint64_t)1 << (q->base_shift + k));
-    char *slab = atomic_load_explicit(&q->slabs[k], memory_order_acquire);
+    char *slab = slab_at(q, k);
     return (struct spindle_wfq_node *)(slab + offset * q->node_stride);
 }
 
@@ -90,6 +105,22 @@ static inline void *payload_of(spindle_wfq *q, struct spindle_wfq_node *node) {
 
 static inline struct spindle_wfq_node *node_of(spindle_wfq *q, void *payload) {
     return (struct spindle_wfq_node *)((char *)payload - q->payload_offset);
+}
+
+// The consumer's payload_of: reads its own line's copy of the offset.
+static inline void *consumer_payload_of(spindle_wfq *q, struct spindle_wfq_node *node) {
+    return (char *)node + q->consumer_payload_offset;
+}
+
+static void lock_grow(spindle_wfq *q) {
+    unsigned attempt = 0;
+    while (atomic_flag_test_and_set_explicit(&q->grow_lock, memory_order_acquire)) {
+        if (attempt++ < 64) spindle_relax(); else sched_yield();
+    }
+}
+
+static void unlock_grow(spindle_wfq *q) {
+    atomic_flag_clear_explicit(&q->grow_lock, memory_order_release);
 }
 
 static inline uint64_t pack_head(uint64_t old, uint32_t index_plus_one) {
@@ -111,22 +142,33 @@ static void push_chain(spindle_wfq *q, struct spindle_wfq_node *first,
 // Allocates the next slab; returns one node for the caller and pushes the
 // rest. Returns NULL when memory or slab numbers are exhausted.
 static struct spindle_wfq_node *grow(spindle_wfq *q) {
-    pthread_mutex_lock(&q->grow_lock);
+    lock_grow(q);
     // Another thread may have grown the pool while we waited for the lock.
     if ((uint32_t)atomic_load_explicit(&q->free_head, memory_order_acquire) != 0) {
-        pthread_mutex_unlock(&q->grow_lock);
+        unlock_grow(q);
         return NULL;  // caller retries the free list
     }
     unsigned k = q->slab_count;
     uint64_t count = (uint64_t)1 << (q->base_shift + k);
     uint64_t first_index = (((uint64_t)1 << k) - 1) << q->base_shift;
     if (k >= SPINDLE_WFQ_MAX_SLABS || first_index + count > UINT32_MAX - 1) {
-        pthread_mutex_unlock(&q->grow_lock);
+        unlock_grow(q);
         return (struct spindle_wfq_node *)-1;
+    }
+    _Atomic(char *) *more = atomic_load_explicit(&q->more_slabs, memory_order_relaxed);
+    if (k >= SPINDLE_WFQ_INLINE_SLABS && more == NULL) {
+        // Published before the slab whose address it will hold (release),
+        // so any thread that finds a node of that slab finds the table.
+        more = calloc(SPINDLE_WFQ_MAX_SLABS - SPINDLE_WFQ_INLINE_SLABS, sizeof(*more));
+        if (more == NULL) {
+            unlock_grow(q);
+            return (struct spindle_wfq_node *)-1;
+        }
+        atomic_store_explicit(&q->more_slabs, more, memory_order_release);
     }
     char *slab = aligned_alloc(SPINDLE_CACHE_LINE, (size_t)count * q->node_stride);
     if (slab == NULL) {
-        pthread_mutex_unlock(&q->grow_lock);
+        unlock_grow(q);
         return (struct spindle_wfq_node *)-1;
     }
     for (uint64_t i = 0; i < count; i++) {
@@ -135,16 +177,17 @@ static struct spindle_wfq_node *grow(spindle_wfq *q) {
         uint32_t next = (i + 1 < count) ? (uint32_t)(first_index + i + 2) : 0;
         atomic_init(&node->free_next, next);
     }
-    atomic_store_explicit(&q->slabs[k], slab, memory_order_release);
-    q->slab_count = k + 1;
-    atomic_fetch_add_explicit(&q->allocated_nodes, (size_t)count, memory_order_relaxed);
+    atomic_store_explicit(k < SPINDLE_WFQ_INLINE_SLABS ? &q->slabs[k] : &more[k - SPINDLE_WFQ_INLINE_SLABS],
+                          slab, memory_order_release);
+    q->slab_count = (uint8_t)(k + 1);
+    atomic_fetch_add_explicit(&q->allocated_nodes, (uint32_t)count, memory_order_relaxed);
     struct spindle_wfq_node *mine = (struct spindle_wfq_node *)slab;
     if (count > 1) {
         struct spindle_wfq_node *first = (struct spindle_wfq_node *)(slab + q->node_stride);
         struct spindle_wfq_node *last = (struct spindle_wfq_node *)(slab + (count - 1) * q->node_stride);
         push_chain(q, first, last);
     }
-    pthread_mutex_unlock(&q->grow_lock);
+    unlock_grow(q);
     return mine;
 }
 
@@ -153,34 +196,37 @@ spindle_wfq *spindle_wfq_create(size_t payload_size, size_t payload_align, size_
         payload_align > SPINDLE_CACHE_LINE) {
         return NULL;
     }
-    spindle_wfq *q = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(sizeof(*q), SPINDLE_CACHE_LINE));
-    if (q == NULL) return NULL;
-    memset(q, 0, sizeof(*q));
-    __cds_wfcq_init(&q->head, &q->tail);
-    __cds_wfcq_init(&q->batch_head, &q->batch_tail);
-    q->payload_offset = spindle_round_up(sizeof(struct spindle_wfq_node), payload_align);
+    size_t payload_offset = spindle_round_up(sizeof(struct spindle_wfq_node), payload_align);
     // Natural stride, not a cache line per node: a padded node costs one
     // cache-line transfer per event between producer and consumer cores;
     // packed, several events share a line (the payload alignment is kept).
     size_t stride_align = payload_align > 16 ? payload_align : 16;
-    q->node_stride = spindle_round_up(q->payload_offset + payload_size, stride_align);
+    size_t node_stride = spindle_round_up(payload_offset + payload_size, stride_align);
+    if (node_stride > UINT32_MAX) return NULL;
+    spindle_wfq *q = aligned_alloc(SPINDLE_CACHE_LINE, sizeof(*q));
+    if (q == NULL) return NULL;
+    memset(q, 0, sizeof(*q));
+    __cds_wfcq_init(&q->head, &q->tail);
+    __cds_wfcq_init(&q->batch_head, &q->batch_tail);
+    q->payload_offset = (uint32_t)payload_offset;
+    q->consumer_payload_offset = (uint32_t)payload_offset;
+    q->node_stride = (uint32_t)node_stride;
     size_t base = spindle_next_pow2(nodes_per_slab < 8 ? 8 : nodes_per_slab);
-    q->base_shift = log2_floor(base);
-    if (q->base_shift > 20) q->base_shift = 20;
+    unsigned shift = log2_floor(base);
+    q->base_shift = (uint8_t)(shift > 20 ? 20 : shift);
     atomic_init(&q->free_head, 0);
     atomic_init(&q->allocated_nodes, 0);
-    for (unsigned k = 0; k < SPINDLE_WFQ_MAX_SLABS; k++) atomic_init(&q->slabs[k], NULL);
-    pthread_mutex_init(&q->grow_lock, NULL);
+    for (unsigned k = 0; k < SPINDLE_WFQ_INLINE_SLABS; k++) atomic_init(&q->slabs[k], NULL);
+    atomic_init(&q->more_slabs, NULL);
+    atomic_flag_clear_explicit(&q->grow_lock, memory_order_relaxed);
     spindle_live_queues_add(1);
     return q;
 }
 
 void spindle_wfq_destroy(spindle_wfq *q) {
     if (q == NULL) return;
-    for (unsigned k = 0; k < q->slab_count; k++) {
-        free(atomic_load_explicit(&q->slabs[k], memory_order_relaxed));
-    }
-    pthread_mutex_destroy(&q->grow_lock);
+    for (unsigned k = 0; k < q->slab_count; k++) free(slab_at(q, k));
+    free(atomic_load_explicit(&q->more_slabs, memory_order_relaxed));
     free(q);
     spindle_live_queues_add(-1);
 }
@@ -397,5 +443,5 @@ void *spindle_wfq_next_consumer(spindle_wfq *q) {
     struct spindle_wfq_node *node = caa_container_of(next, struct spindle_wfq_node, link);
     SPINDLE_TSAN_ACQUIRE(node);
     q->cursor = node;
-    return payload_of(q, node);
+    return consumer_payload_of(q, node);
 }

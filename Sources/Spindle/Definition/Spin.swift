@@ -13,8 +13,6 @@ import Dispatch
 /// let loop = spin.start()
 /// ```
 public struct Spin<State: Sendable, Event: Sendable>: Sendable {
-    /// The state the loop starts from.
-    public let initialState: State
     /// The feedbacks, in declaration order.
     public let feedbacks: [Feedback<State, Event>]
     /// The reducer.
@@ -34,6 +32,13 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// the runtime for the arrays' element metadata to count them.
     private(set) var hasFeedbacks: Bool
     private(set) var hasObservers = false
+    /// The state the loop starts from.
+    ///
+    /// Stored last on purpose: every other field then sits at an offset
+    /// fixed whatever `State` is, so the engine's unspecialized generic code
+    /// reads them without asking the runtime for `Spin<State, Event>`'s
+    /// metadata (a hash-table lookup per start); only this field needs it.
+    public let initialState: State
 
     /// Creates a spin with the result-builder syntax.
     /// - Parameters:

@@ -4,14 +4,21 @@ import CSpindle
 /// with pooled nodes that carry each `Event` inline (no allocation per event
 /// in steady state).
 ///
+/// Not generic: allocating an instance of a generic class asks the runtime
+/// for its metadata (a hash-table lookup), once per loop started. The event
+/// type is a parameter of each method instead; every call for one queue must
+/// name the type its `init` was given, and the owner must empty the queue
+/// (`discardAll`) before releasing it.
+///
 /// Thread safety: `tryEnqueue` from any thread (wait-free, except when the
-/// node pool grows); `drain`, `isEmpty` and `deinit` on the consumer only.
-final class LockFreeQueue<Event: Sendable>: EventQueue {
+/// node pool grows); `drain`, `isEmpty`, `discardAll` and `deinit` on the
+/// consumer only.
+final class LockFreeQueue: Sendable {
     // The C queue follows the concurrency table in CSpindle.h: producers may
     // call acquire/enqueue concurrently, only the reducer thread consumes.
     nonisolated(unsafe) private let raw: OpaquePointer
 
-    init(nodesPerSlab: Int = 8) {
+    init<Event>(of type: Event.Type, nodesPerSlab: Int = 8) {
         guard let raw = spindle_wfq_create(
             MemoryLayout<Event>.size, MemoryLayout<Event>.alignment, nodesPerSlab
         ) else {
@@ -21,14 +28,19 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     }
 
     deinit {
-        _ = drain(max: .max) { $0.assumingMemoryBound(to: Event.self).deinitialize(count: 1) }
         spindle_wfq_flush_consumer(raw)
         spindle_wfq_destroy(raw)
     }
 
+    /// Deinitializes every event still queued. Consumer only; the owner calls
+    /// it before releasing the queue.
+    func discardAll<Event>(of type: Event.Type) {
+        _ = drain(max: .max) { $0.assumingMemoryBound(to: Event.self).deinitialize(count: 1) }
+    }
+
     @inline(__always)
     @discardableResult
-    func tryEnqueue(_ event: Event) -> Bool {
+    func tryEnqueue<Event>(_ event: Event) -> Bool {
         guard let payload = spindle_wfq_acquire(raw) else {
             fatalError("Spindle: out of memory growing the event pool")
         }
@@ -46,7 +58,7 @@ final class LockFreeQueue<Event: Sendable>: EventQueue {
     /// Enqueues copies of `events` in order, each run of up to
     /// `publishChunk` (128) with one pool CAS and one tail exchange (a full
     /// barrier). Any thread.
-    func enqueue(contentsOf events: UnsafeBufferPointer<Event>) {
+    func enqueue<Event>(contentsOf events: UnsafeBufferPointer<Event>) {
         guard var base = events.baseAddress else { return }
         var remaining = events.count
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Self.publishChunk) { payloads in

@@ -37,11 +37,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // named by `queueTag`. Unwrapped with `!` (a branch), not
     // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
     let queueTag: QueueTag
-    let lockFreeQueue: LockFreeQueue<Event>?
+    let lockFreeQueue: LockFreeQueue?
     let ringQueue: RingQueue<Event>?
     let baselineQueue: BaselineQueue<Event>?
     let counters = LoopCounters()
-    let snapshot: StateSnapshot<State>
+    let snapshot: StateSnapshot
     /// The `states` subscribers, created by the first subscription (most
     /// loops never have one): written once under `completion`'s lock before
     /// `words.observersCreated` is set (release); read after that flag.
@@ -126,13 +126,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // generic code, calling it (or counting the array) costs metadata
         // lookups per start.
         self.hub = spin.hasObservers ? ObserverHub(spin.observers) : nil
-        var lockFree: LockFreeQueue<Event>?
+        var lockFree: LockFreeQueue?
         var ring: RingQueue<Event>?
         var baseline: BaselineQueue<Event>?
         switch options.queue {
         case .lockFree:
             queueTag = .lockFree
-            lockFree = LockFreeQueue<Event>()
+            lockFree = LockFreeQueue(of: Event.self)
         case .bounded(let capacity, _):
             queueTag = .ring
             ring = RingQueue<Event>(capacity: capacity)
@@ -148,6 +148,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
 
     deinit {
+        lockFreeQueue?.discardAll(of: Event.self)
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
@@ -240,7 +241,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // Finished before the subscribers existed: end them here (`complete`
         // ends them when they existed first; the lock orders the two). The
         // final state is the snapshot's: published before the report.
-        if finished { observers.finish(final: snapshot.value) }
+        if finished { observers.finish(final: snapshot.value(as: State.self)) }
         return observers.subscribe { [self] in wake() }
     }
 

@@ -26,21 +26,48 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// Starts `spin`; a failure to start is kept in `startError` (and logged).
     /// `beforeStart` runs once the loop exists, before its first slice can run.
     init(spin: Spin<State, Event>, options: SpinOptions, beforeStart: (LoopCore<State, Event>) -> Void = { _ in }) {
+        // A spin without an effect router starts as it is: rebuilding it
+        // (`PreparedSpin`) copies a `Spin<State, Event>`, which in this
+        // unspecialized generic code costs runtime metadata lookups — a
+        // large share of starting a million loops.
+        let started = spin.reducer.loopEffects == nil
+            ? Self.startCore(spin, options: options, beforeStart: beforeStart)
+            : Self.startPrepared(spin, options: options, beforeStart: beforeStart)
+        core = started.core
+        startError = started.error
+    }
+
+    // Never inlined: its frame holds a `PreparedSpin`, whose size the
+    // compiler reads from runtime metadata at the top of whichever function
+    // holds it, on every path.
+    @inline(never)
+    private static func startPrepared(
+        _ spin: Spin<State, Event>, options: SpinOptions,
+        beforeStart: (LoopCore<State, Event>) -> Void
+    ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
         let prepared = PreparedSpin(spin)
-        let choice = options.executor ?? prepared.spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
-        core = LoopCore(
-            spin: prepared.spin, options: options,
+        return startCore(prepared.spin, options: options) { core in
+            prepared.connect(to: core)
+            beforeStart(core)
+        }
+    }
+
+    private static func startCore(
+        _ spin: Spin<State, Event>, options: SpinOptions,
+        beforeStart: (LoopCore<State, Event>) -> Void
+    ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
+        let choice = options.executor ?? spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
+        let core = LoopCore(
+            spin: spin, options: options,
             executor: choice.makeExecutor(spinsBeforeParking: options.spinsBeforeParking))
-        prepared.connect(to: core)
         beforeStart(core)
-        var failure: SpinExecutorError?
         do {
-            try core.start(spin: prepared.spin)
+            try core.start(spin: spin)
+            return (core, nil)
         } catch {
             options.logger.error("\(error.description)")
-            failure = error
+            return (core, error)
         }
-        startError = failure
     }
 
     /// Starts `spin`, or throws why it cannot start.
@@ -71,7 +98,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
 
     /// The latest published state. Any thread, no lock; published after each
     /// batch the reducer thread reduces.
-    public var state: State { core.snapshot.value }
+    public var state: State { core.snapshot.value(as: State.self) }
 
     /// A new stream of states: the current state first, then every new state
     /// in reduction order. It ends when the loop stops (after the final

@@ -38,24 +38,29 @@ final class StateBox: AtomicReference, @unchecked Sendable {
 /// acquire ordering. A box that no reader holds any more is recycled, so
 /// publishing allocates nothing in steady state.
 ///
+/// Not generic, like `StateBox`: allocating an instance of a generic class
+/// asks the runtime for its metadata (a hash-table lookup), once per loop
+/// started; the state's type is a parameter of each method instead, and
+/// every call for one snapshot must name the type its `init` was given.
+///
 /// Thread safety: `value` from any thread; `publish` on the reducer thread only.
-final class StateSnapshot<State: Sendable>: Sendable {
+final class StateSnapshot: Sendable {
     private let current: ManagedAtomic<StateBox>
     // reducer thread only: the box replaced by the last publish, for reuse.
     nonisolated(unsafe) private var spare: StateBox?
 
-    init(_ initial: State) {
+    init<State>(_ initial: State) {
         current = ManagedAtomic(StateBox(initial))
     }
 
     /// The latest published state. Any thread.
-    var value: State {
+    func value<State>(as type: State.Type) -> State {
         let box = current.load(ordering: .acquiring)
         return withExtendedLifetime(box) { box.storage.assumingMemoryBound(to: State.self).pointee }
     }
 
     /// Publishes `state`. Reducer thread only.
-    func publish(_ state: State) {
+    func publish<State>(_ state: State) {
         var box: StateBox? = nil
         swap(&box, &spare)
         if box != nil, isKnownUniquelyReferenced(&box) {
