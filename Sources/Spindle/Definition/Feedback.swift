@@ -53,6 +53,12 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     private(set) var queue: DispatchQueue?
     /// Runs on the loop's executor even if a queue was named (see ``executeOnReducerThread()``).
     package private(set) var runsOnReducerThread: Bool = false
+    /// The synchronous effect again, as the engine calls it on the loop's
+    /// executor: it writes the event it returns, if any, into the memory
+    /// given (for one `Event`, uninitialized) and says whether it did. Set
+    /// only by the inlinable `init(effect:on:applying:)` (see there); nil for
+    /// every other form, which the engine calls through `effect`.
+    private(set) var syncEffectWritingInto: (@Sendable (State, UnsafeMutableRawPointer) -> Bool)?
 
     init(
         effect: Effect,
@@ -71,12 +77,33 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     ///   - effect: called with each state; the event it returns, if any, is emitted.
     ///   - queue: where the effect runs; nil means the loop's executor.
     ///   - strategy: what a new state does to a running effect.
+    @inlinable
     public init(
         effect: @escaping @Sendable (State) -> Event?,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
     ) {
-        self.init(effect: .sync(effect), queue: queue, strategy: strategy)
+        // Inlinable so that this wrapper is compiled in the caller's module,
+        // for its concrete types: the engine calls it after each batch, in
+        // its own unspecialized generic code, where receiving an `Event?`
+        // asks the runtime for `Optional<Event>`'s metadata (a hash-table
+        // lookup) on every call.
+        self.init(syncEffect: effect, writingInto: { state, destination in
+            guard let event = effect(state) else { return false }
+            destination.initializeMemory(as: Event.self, to: event)
+            return true
+        }, queue: queue, strategy: strategy)
+    }
+
+    @usableFromInline
+    init(
+        syncEffect: @escaping @Sendable (State) -> Event?,
+        writingInto: @escaping @Sendable (State, UnsafeMutableRawPointer) -> Bool,
+        queue: DispatchQueue?,
+        strategy: ExecutionStrategy
+    ) {
+        self.init(effect: .sync(syncEffect), queue: queue, strategy: strategy)
+        syncEffectWritingInto = writingInto
     }
 
     /// Creates a feedback from an async effect, run as a `Task` per state.

@@ -52,6 +52,14 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// `Feedback.Effect` asked the runtime for the enum's metadata on every
     /// state (see RawFIFO on generic metadata costs). nil for the other forms.
     private let syncEffect: (@Sendable (State) -> Event?)?
+    /// The feedback's `syncEffectWritingInto` (the plain sync form), and the
+    /// memory it writes its event into: used by `runInline` on an unobserved
+    /// loop, where receiving an `Event?` from `syncEffect` would cost a
+    /// generic-metadata lookup per call. Both nil for the other forms.
+    private let syncEffectWritingInto: (@Sendable (State, UnsafeMutableRawPointer) -> Bool)?
+    // Runner only (one inline run at a time): holds one Event between the
+    // effect's return and its emit; uninitialized otherwise.
+    nonisolated(unsafe) private let eventScratch: UnsafeMutableRawPointer?
     private let filter: (@Sendable (State) -> Bool)?
     /// Where the tasks of async and stream effects run: the feedback's
     /// queue, or the default (nil: the global concurrent executor).
@@ -92,6 +100,14 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         } else {
             syncEffect = nil
         }
+        if queue == nil, let writingInto = feedback.syncEffectWritingInto {
+            syncEffectWritingInto = writingInto
+            eventScratch = .allocate(
+                byteCount: Swift.max(1, MemoryLayout<Event>.size), alignment: MemoryLayout<Event>.alignment)
+        } else {
+            syncEffectWritingInto = nil
+            eventScratch = nil
+        }
         if case .stream = feedback.effect {
             let (states, input) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
             (streamStates, streamInput) = (states, input)
@@ -107,6 +123,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     deinit {
+        eventScratch?.deallocate()
         LiveCounts.feedbackWorkers.wrappingDecrement(ordering: .relaxed)
     }
 
@@ -139,6 +156,23 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// Runner only.
     @inline(__always)
     func runInline(_ state: State) {
+        guard let syncEffectWritingInto, core.hub == nil else {
+            runInlineGeneral(state)
+            return
+        }
+        if let filter, !filter(state) { return }
+        let scratch = eventScratch!
+        if syncEffectWritingInto(state, scratch) {
+            _ = core.emit(scratch.assumingMemoryBound(to: Event.self).move())
+        }
+    }
+
+    // Every other inline run: an observed loop, a sync effect made by a
+    // form other than `Feedback(effect:)`, an async or stream effect. Not
+    // inlined: its `Event?` result makes the function that holds it ask for
+    // `Optional<Event>`'s metadata on entry, whichever path it takes.
+    @inline(never)
+    private func runInlineGeneral(_ state: State) {
         guard let syncEffect else {
             handle(state)
             return
