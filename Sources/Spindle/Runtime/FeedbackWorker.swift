@@ -25,8 +25,11 @@ import Dispatch
 final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // Raw buffers, not arrays: this runs unspecialized for the user's State
     // (see RawFIFO on generic metadata costs).
+    // Both state buffers start empty and grow on first use: an inline
+    // worker (the default placement) never uses them, and a loop with one
+    // feedback should not carry two 64-state buffers.
     private struct Mailbox: ~Copyable {
-        var pending = RawFIFO<State>(capacity: 64)
+        var pending = RawFIFO<State>()
         var scheduled = false
         var stopped = false
     }
@@ -73,7 +76,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let runs = Lock(Runs())
     // On `queue` only (one drain runs at a time): the states being handled,
     // exchanged with the mailbox's buffer under the lock.
-    @exclusivity(unchecked) nonisolated(unsafe) private var draining = RawFIFO<State>(capacity: 64)
+    @exclusivity(unchecked) nonisolated(unsafe) private var draining = RawFIFO<State>()
     /// A stream feedback's states (see `Feedback.Effect.stream`): the input
     /// is yielded to by the worker's one runner (in order) and finished by
     /// `stop`; both ends are thread-safe. nil for the other forms.
