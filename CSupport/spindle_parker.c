@@ -183,3 +183,9 @@ uint64_t spindle_parker_wake_count(const spindle_parker *p) {
 void spindle_cpu_relax(void) {
     spindle_relax();
 }
+
+uint64_t spindle_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}

@@ -246,6 +246,10 @@ void spindle_parker_notify_after_rmw(spindle_parker *parker);
 /// One CPU relax hint (`pause` on x86), for spin loops in Swift.
 void spindle_cpu_relax(void);
 
+/// The monotonic clock in nanoseconds (CLOCK_MONOTONIC; a vDSO call, no
+/// system call), for spin budgets measured in time rather than pauses.
+uint64_t spindle_monotonic_ns(void);
+
 // MARK: - Thread Sanitizer support
 
 /// True when the C target was built with Thread Sanitizer.

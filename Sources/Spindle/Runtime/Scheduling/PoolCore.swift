@@ -37,11 +37,21 @@ final class PoolCore: LoopExecutor {
     private let threadsReady = UnsafeAtomic<Bool>.create(false)
     // protected by lock
     private let registry = Lock(Registry())
-    /// How many CPU pauses a thread spends polling for work before it
-    /// sleeps (less than one wake-up's cost): long enough to catch
-    /// the next event of a busy producer, short enough not to compete with
-    /// the producers for the cores.
-    private let spinsBeforeParking = 512
+    /// The parking policy: how long a thread with no work polls the ready
+    /// queue before it sleeps. A trade-off between CPU burnt while idle and
+    /// the latency of the next event: waking a sleeping thread costs its
+    /// waker a system call and the event ~10–15 µs; polling costs a core.
+    /// So the budget adapts per thread, between `spinMinimumNanoseconds`
+    /// (about the old fixed 512 pauses) and `spinMaximumNanoseconds`:
+    /// - a thread woken soon after it slept (within the maximum) doubles its
+    ///   budget: work comes back at that rhythm (a closed loop: emit, see the
+    ///   state, emit again), so the next time it will still be polling;
+    /// - a thread that slept longer halves it: polling would have been waste
+    ///   (a loop fed once a millisecond, an idle process).
+    /// A process whose loops all go idle burns at most one maximum budget
+    /// per thread, once, then sleeps until the next event.
+    static let spinMinimumNanoseconds: UInt64 = 8_000
+    static let spinMaximumNanoseconds: UInt64 = 64_000
 
     init(name: String, threads: Int, isShared: Bool) {
         self.name = name
@@ -98,6 +108,7 @@ final class PoolCore: LoopExecutor {
 
     private func runThread() {
         defer { threadExited() }
+        var spinBudget = Self.spinMinimumNanoseconds
         while true {
             if let task = spindle_runq_pop(readyQueue) {
                 // Unretained: a registered loop is kept alive by the
@@ -113,7 +124,7 @@ final class PoolCore: LoopExecutor {
                 continue
             }
             if exiting.load(ordering: .acquiring) { return }
-            waitForWork()
+            waitForWork(spinBudget: &spinBudget)
         }
     }
 
@@ -122,23 +133,31 @@ final class PoolCore: LoopExecutor {
     // the searcher re-checks the queue (parker protocol) after it stops
     // counting itself, so it sees every push made before the scheduler
     // read the count.
-    private func waitForWork() {
+    private func waitForWork(spinBudget: inout UInt64) {
         searching.wrappingIncrement(ordering: .sequentiallyConsistent)
-        var spun = 0
+        let spinStart = spindle_monotonic_ns()
         var gap = 1
-        while spun < spinsBeforeParking {
+        var polls = 0
+        while true {
             if !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed) {
                 searching.wrappingDecrement(ordering: .sequentiallyConsistent)
                 return
             }
             for _ in 0..<gap { spindle_cpu_relax() }
-            spun += gap
             if gap < 8 { gap <<= 1 }
+            // The clock every 16 polls (~100 pauses): reading it is ~20 ns.
+            polls &+= 1
+            if polls & 15 == 0, spindle_monotonic_ns() &- spinStart >= spinBudget { break }
         }
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
+        let sleepStart = spindle_monotonic_ns()
         parker.wait(spins: 0) { [readyQueue, exiting] in
             !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
         }
+        let slept = spindle_monotonic_ns() &- sleepStart
+        spinBudget = slept < Self.spinMaximumNanoseconds
+            ? Swift.min(spinBudget &* 2, Self.spinMaximumNanoseconds)
+            : Swift.max(spinBudget / 2, Self.spinMinimumNanoseconds)
     }
 
     private func threadExited() {
