@@ -14,21 +14,25 @@ import Atomics
 final class StateBox: AtomicReference, @unchecked Sendable {
     /// One initialized `State`, owned by the box.
     let storage: UnsafeMutableRawPointer
-    /// Deinitializes and frees `storage` (made for the box's `State`).
-    private let destroy: @Sendable (UnsafeMutableRawPointer) -> Void
+    /// The type of the value in `storage`: deinit opens it to destroy the
+    /// value. A metatype, not a closure: a closure over `State` would cost
+    /// a context allocation per box (one per loop started).
+    private let stateType: Any.Type
 
     init<State>(_ state: State) {
         let typed = UnsafeMutablePointer<State>.allocate(capacity: 1)
         typed.initialize(to: state)
         storage = UnsafeMutableRawPointer(typed)
-        destroy = { raw in
-            let typed = raw.assumingMemoryBound(to: State.self)
-            typed.deinitialize(count: 1)
-            typed.deallocate()
-        }
+        stateType = State.self
     }
 
-    deinit { destroy(storage) }
+    deinit { Self.destroy(stateType, storage) }
+
+    private static func destroy<State>(_ type: State.Type, _ raw: UnsafeMutableRawPointer) {
+        let typed = raw.assumingMemoryBound(to: State.self)
+        typed.deinitialize(count: 1)
+        typed.deallocate()
+    }
 }
 
 /// The latest state, readable from any thread without a lock.
