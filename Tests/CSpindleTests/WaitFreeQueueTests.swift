@@ -403,6 +403,53 @@ extension CSpindleTarget {
             #expect(spindle_wfq_allocated_nodes(raw) == 64)
         }
 
+        /// Growth under contention: four threads take nodes from an empty
+        /// pool of 8-node slabs at once and hold them, so the pool grows
+        /// past the two slabs whose addresses the header keeps inline into
+        /// the slab table, with threads racing on the grow lock. Every node
+        /// is distinct and keeps its value, and the pool is exactly the
+        /// slabs grown (8 + 16 + 32 + …).
+        @Test func concurrentGrowthPastTheInlineSlabsGivesDistinctNodes() throws {
+            let raw = try makeIntQueue(nodesPerSlab: 8)
+            let queue = SharedHandle(raw: raw)
+            let progress = StressProgress()
+            let threadCount = 4
+            let perThread = 3_000
+            // Each thread writes only its own slots; `join` orders them before the reads.
+            let held = SharedSlots(count: threadCount * perThread)
+            defer { held.deallocate() }
+            let threads = TestThreads(threadCount, name: "wfq-grow") { thread in
+                progress.arriveAndWaitForStart(parties: threadCount)
+                for index in 0..<perThread {
+                    guard let payload = spindle_wfq_acquire(queue.raw) else {
+                        progress.failures.add(1, ordering: .relaxed)
+                        return
+                    }
+                    let slot = thread * perThread + index
+                    payload.storeBytes(of: slot, as: Int.self)
+                    held.base[slot] = Int(bitPattern: payload)
+                }
+            }
+            let joined = threads.join()
+            #expect(joined)
+            guard joined else { return }  // leak: a thread may still use it
+            defer { spindle_wfq_destroy(raw) }
+            #expect(progress.failures.load(ordering: .relaxed) == 0, "acquire failed while growing")
+            let payloads = (0..<threadCount * perThread).compactMap { slot in
+                held.base[slot] == -1 ? nil : UnsafeMutableRawPointer(bitPattern: held.base[slot])
+            }
+            #expect(payloads.count == threadCount * perThread, "a thread did not record all its nodes")
+            #expect(Set(payloads).count == payloads.count, "two threads got the same node")
+            let corrupted = payloads.indices.filter { payloads[$0].load(as: Int.self) != $0 }
+            #expect(corrupted.isEmpty, "a node's payload was overwritten by another owner")
+            // Slabs double from 8: the pool is 8 × (2^k − 1) for the k slabs grown, k > 2.
+            let allocated = spindle_wfq_allocated_nodes(raw)
+            let slabs = (allocated / 8 + 1).trailingZeroBitCount
+            #expect(allocated >= payloads.count && slabs > 2 && allocated == 8 * ((1 << slabs) - 1),
+                    "pool of \(allocated) nodes")
+            for payload in payloads { spindle_wfq_release(raw, payload) }
+        }
+
         @Test func multiProducerStressKeepsEveryEventAndPerProducerOrder() throws {
             let producers = 4
             let perProducer = 200_000
