@@ -5,6 +5,13 @@ public enum OverflowPolicy: Sendable, Hashable {
     /// The producer waits for space (spinning briefly, then sleeping). An
     /// emit from the loop's own reducer thread never waits: it goes to the
     /// reducer's local queue, so it cannot deadlock.
+    ///
+    /// > Warning: A feedback running on a pool (the default placement) that
+    /// > emits into *another* loop's full `.block` queue on the same pool
+    /// > waits on a pool thread that loop may need: with every thread of
+    /// > the pool waiting so (a one-thread pool: one such emit), it
+    /// > deadlocks. Give that feedback a queue (`execute(on:)`), or the
+    /// > receiving loop `.dropNewest` or an unbounded queue.
     case block
     /// The new event is refused: `emit` returns ``EmitResult/dropped`` and
     /// the loop counts it.
