@@ -17,3 +17,13 @@ void spindle_thread_set_name(const char *name) {
     (void)name;
 #endif
 }
+
+static _Thread_local void *current_pool;
+
+void spindle_thread_set_pool(void *pool) {
+    current_pool = pool;
+}
+
+void *spindle_thread_pool(void) {
+    return current_pool;
+}

@@ -236,6 +236,13 @@ uint64_t spindle_parker_wake_count(const spindle_parker *parker);
 /// which Swift's Glibc module does not define.
 void spindle_thread_set_name(const char *name);
 
+/// The calling thread's pool (an opaque owner pointer set by the pool's
+/// threads when they start), or NULL on any other thread. A `.block` emit
+/// made on a pool thread uses it to tell its pool that one of its threads
+/// is about to wait (see `PoolCore.threadWillBlock`). Thread-local.
+void spindle_thread_set_pool(void *pool);
+void *spindle_thread_pool(void);
+
 /// `spindle_parker_notify` without its leading fence, for callers that have
 /// just performed a sequentially consistent read-modify-write after making
 /// the waiters' condition true, or whose RMW itself made it true (a locked

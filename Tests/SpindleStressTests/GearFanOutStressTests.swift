@@ -64,9 +64,9 @@ final class FanOutMember: Sendable {
             // loop → gear: every 16th producer item crosses back, tagged
             // with this loop (runs on the feedback's serial queue: one
             // producer per loop, so its items are in order). On a queue,
-            // not the loop's executor: propagating waits while a receiving
-            // loop's `.block` ring is full, which must not hold a pool thread
-            // (see ExecutorTests' cross-loop known issue).
+            // not the loop's executor: this test covers the queued gear
+            // feedback; a pool thread waiting in such an emit is covered by
+            // the blocking-chain stress test.
             Feedback<FanOutState, GearItem>(attachedTo: gear, propagating: { (state: FanOutState) -> GearItem? in
                 guard let last = state.last, last.source < 0, last.sequence % 16 == 0 else { return nil }
                 return GearItem(source: id, sequence: crossed.add() - 1)

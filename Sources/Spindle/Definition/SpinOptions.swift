@@ -6,12 +6,12 @@ public enum OverflowPolicy: Sendable, Hashable {
     /// emit from the loop's own reducer thread never waits: it goes to the
     /// reducer's local queue, so it cannot deadlock.
     ///
-    /// > Warning: A feedback running on a pool (the default placement) that
-    /// > emits into *another* loop's full `.block` queue on the same pool
-    /// > waits on a pool thread that loop may need: with every thread of
-    /// > the pool waiting so (a one-thread pool: one such emit), it
-    /// > deadlocks. Give that feedback a queue (`execute(on:)`), or the
-    /// > receiving loop `.dropNewest` or an unbounded queue.
+    /// A feedback on a pool (the default placement) that emits into
+    /// *another* loop's full `.block` queue waits on a pool thread; when the
+    /// last free thread of the pool blocks so, the pool starts a spare
+    /// thread to run its loops meanwhile, so the loop being waited for still
+    /// runs. Waits that form a cycle (two loops' feedbacks each waiting for
+    /// the other's space) deadlock, as on any executor.
     case block
     /// The new event is refused: `emit` returns ``EmitResult/dropped`` and
     /// the loop counts it.

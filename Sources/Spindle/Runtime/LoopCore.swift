@@ -431,11 +431,18 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// queue has space or the loop is closed. Wake-ups come from the runner
     /// releasing slots, and from stop; the timeout is a safety net, not the
     /// mechanism.
+    ///
+    /// On a pool thread (a feedback on its loop's executor emitting into
+    /// this loop), the pool is told first, so that it keeps a thread free to
+    /// run this loop (see `PoolCore.threadWillBlock`).
     func waitForSpace() {
         guard let ring = ringQueue else { return }
+        let pool = PoolCore.current
+        pool?.threadWillBlock()
         ring.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
             ring.depth < ring.capacity || closed.load(ordering: .relaxed)
         }
+        pool?.threadDidUnblock()
     }
 
     /// An emit that never waits, for effect runs that hold a lock: `.full`

@@ -17,7 +17,17 @@ final class PoolCore: LoopExecutor {
         var waiters: [CheckedContinuation<Void, Never>] = []
         var threadsRunning = 0
         var done = false
+        /// Pool threads waiting in a `.block` emit (see `threadWillBlock`).
+        var blockedThreads = 0
+        /// Spare threads started to stand in for blocked ones.
+        var spareThreads = 0
     }
+
+    /// The most spare threads a pool starts for threads blocked in `.block`
+    /// emits. Beyond that the blocked threads wait on their own: that many
+    /// waiting at once means the waits form a cycle, which no thread can
+    /// break.
+    static let maximumSpareThreads = 32
 
     let name: String
     let isShared: Bool
@@ -106,8 +116,9 @@ final class PoolCore: LoopExecutor {
         threadsReady.store(true, ordering: .releasing)
     }
 
-    private func runThread() {
+    private func runThread(spare: Bool = false) {
         defer { threadExited() }
+        spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
         var spinBudget = Self.spinMinimumNanoseconds
         while true {
             if let task = spindle_runq_pop(readyQueue) {
@@ -124,7 +135,72 @@ final class PoolCore: LoopExecutor {
                 continue
             }
             if exiting.load(ordering: .acquiring) { return }
-            waitForWork(spinBudget: &spinBudget)
+            // A spare leaves once it is not needed: it found no work, and
+            // there are no more spares than blocked threads.
+            if spare, retireSpareIfSurplus() { return }
+            waitForWork(spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0)
+        }
+    }
+
+    // MARK: Threads blocked in `.block` emits
+
+    /// How long an idle spare sleeps before it checks whether it is still
+    /// needed (a blocked thread often waits again right after a wait ends:
+    /// a spare that left at once would be started again at once).
+    private static let spareIdleNanoseconds: UInt64 = 10_000_000
+
+    /// The pool of the calling thread, nil when it is not a pool thread.
+    static var current: PoolCore? {
+        spindle_thread_pool().map { Unmanaged<PoolCore>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    /// Called by one of this pool's threads that is about to wait for space
+    /// in a full `.block` queue (from a feedback on the loop's executor).
+    /// The loop it waits for may need a thread of this very pool to make
+    /// that space; with every thread waiting so (a one-thread pool: one
+    /// such emit), nothing would: a deadlock. So the pool keeps at least one
+    /// thread free to run loops, starting a spare thread when the last one
+    /// blocks, as Go's scheduler hands a blocked thread's work to another
+    /// and Java's `ForkJoinPool.managedBlock` compensates. (Running other
+    /// loops on the waiting thread itself was tried: a slice suspended low
+    /// in one thread's stack can be the one a slice above it, on another
+    /// thread, waits for — a deadlock again.) Pair with `threadDidUnblock`.
+    func threadWillBlock() {
+        let spawn: Bool = registry.withLock { registry in
+            registry.blockedThreads += 1
+            guard !exiting.load(ordering: .relaxed),
+                  threads + registry.spareThreads - registry.blockedThreads < 1,
+                  registry.spareThreads < Self.maximumSpareThreads else { return false }
+            registry.spareThreads += 1
+            registry.threadsRunning += 1
+            return true
+        }
+        guard spawn else { return }
+        if !isShared { LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed) }
+        do {
+            try OSThread.spawnDetached(name: "\(name)-spare") { [self] in runThread(spare: true) }
+        } catch {
+            // No spare: the blocked thread waits as it would have; its wait
+            // ends when the loop it waits for is run or stopped.
+            registry.withLock { registry in
+                registry.spareThreads -= 1
+                registry.threadsRunning -= 1
+            }
+            if !isShared { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
+        }
+    }
+
+    /// The wait announced by `threadWillBlock` is over.
+    func threadDidUnblock() {
+        registry.withLock { $0.blockedThreads -= 1 }
+    }
+
+    /// Whether an idle spare should leave (then it is no longer counted).
+    private func retireSpareIfSurplus() -> Bool {
+        registry.withLock { registry in
+            guard registry.spareThreads > registry.blockedThreads else { return false }
+            registry.spareThreads -= 1
+            return true
         }
     }
 
@@ -133,7 +209,7 @@ final class PoolCore: LoopExecutor {
     // the searcher re-checks the queue (parker protocol) after it stops
     // counting itself, so it sees every push made before the scheduler
     // read the count.
-    private func waitForWork(spinBudget: inout UInt64) {
+    private func waitForWork(spinBudget: inout UInt64, timeoutNanoseconds: UInt64) {
         searching.wrappingIncrement(ordering: .sequentiallyConsistent)
         let spinStart = spindle_monotonic_ns()
         var gap = 1
@@ -151,7 +227,7 @@ final class PoolCore: LoopExecutor {
         }
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
         let sleepStart = spindle_monotonic_ns()
-        parker.wait(spins: 0) { [readyQueue, exiting] in
+        parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
             !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
         }
         let slept = spindle_monotonic_ns() &- sleepStart
