@@ -75,6 +75,8 @@ extension StressSuite {
                         "link \(index): \(checker.outOfOrder) out of order, \(checker.gaps) gaps")
             }
             reportTotal("blocking-chain-events", queue: "ring(1,block) threads=\(threads)", total * links)
+            // Nothing blocks any more: the spares leave on their own.
+            #expect(await eventually(within: 30) { pool.spareThreads == 0 }, "\(pool.spareThreads) spares stayed")
             chain.removeAll()
             try await pool.shutdown()
             await baseline.expectReturned()

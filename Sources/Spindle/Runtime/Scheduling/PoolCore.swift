@@ -120,8 +120,11 @@ final class PoolCore: LoopExecutor {
         defer { threadExited() }
         spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
         var spinBudget = Self.spinMinimumNanoseconds
+        // A spare's waits for work since it last ran a loop.
+        var idleWaits = 0
         while true {
             if let task = spindle_runq_pop(readyQueue) {
+                idleWaits = 0
                 // Unretained: a registered loop is kept alive by the
                 // registry's reference until `loopFinished`, which runs on
                 // its last runner (this local reference outlives it).
@@ -135,10 +138,15 @@ final class PoolCore: LoopExecutor {
                 continue
             }
             if exiting.load(ordering: .acquiring) { return }
-            // A spare leaves once it is not needed: it found no work, and
-            // there are no more spares than blocked threads.
-            if spare, retireSpareIfSurplus() { return }
+            // A spare leaves once it is not needed: it waited a whole idle
+            // period without finding work, and there are no more spares
+            // than blocked threads. (Not at once when the queue empties: a
+            // blocked thread's wait ends and begins again within
+            // microseconds, and a spare leaving in that gap would be
+            // started again at once.)
+            if spare, idleWaits > 0, retireSpareIfSurplus() { return }
             waitForWork(spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0)
+            idleWaits &+= 1
         }
     }
 
@@ -309,6 +317,7 @@ final class PoolCore: LoopExecutor {
     }
 
     var liveLoops: Int { registry.withLock { $0.count } }
+    var spareThreads: Int { registry.withLock { $0.spareThreads } }
 
     var isShuttingDown: Bool { registry.withLock { $0.shuttingDown } }
 

@@ -63,6 +63,13 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
     /// Loops started on the pool and not yet finished. Any thread.
     public var liveLoops: Int { core.liveLoops }
 
+    /// Spare threads running now: started while every thread of the pool
+    /// was blocked in a `.block` emit (a feedback emitting into a full
+    /// loop, see ``OverflowPolicy/block``), so that the pool's loops still
+    /// run. Each leaves after an idle period once no thread is blocked; at
+    /// most 32. Any thread.
+    public var spareThreads: Int { core.spareThreads }
+
     /// Stops every loop on the pool with ``StopMode/drain``, waits until each
     /// has finished, then ends the pool's threads. Loops started afterwards
     /// fail with ``SpinExecutorError/poolShutDown(pool:)``. Calling it again
