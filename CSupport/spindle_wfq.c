@@ -37,9 +37,9 @@ struct spindle_wfq_node {
 _Static_assert(sizeof(struct spindle_wfq_node) == 16, "node header is 16 bytes");
 
 // Two cache lines, 128 bytes: an idle loop owns one of these, so every byte
-// counts a million times (the 1M-idle-loops start is mostly the kernel
-// zeroing fresh pages). The earlier three-line layout with a 28-slot slab
-// table and a pthread mutex took 448.
+// counts a million times (starting many loops is dominated by the kernel
+// zeroing fresh pages). Hence two inline slab addresses rather than the full
+// table, and a one-byte spin lock rather than a pthread mutex.
 struct spindle_wfq {
     // The producers' line: everything an emit touches. The tail they
     // exchange; the free list head they pop ((tag << 32) | (index + 1);
@@ -112,11 +112,22 @@ static inline void *consumer_payload_of(spindle_wfq *q, struct spindle_wfq_node 
     return (char *)node + q->consumer_payload_offset;
 }
 
+// Another thread is a few instructions from done (a producer between its
+// tail exchange and its link store; a thread holding the grow lock), unless
+// it was preempted. Spin with growing pauses, then yield the CPU so that a
+// preempted thread can run.
+static void backoff(unsigned *attempt) {
+    if (*attempt < 10) {
+        for (unsigned i = 0; i < (1u << *attempt); i++) spindle_relax();
+    } else {
+        sched_yield();
+    }
+    (*attempt)++;
+}
+
 static void lock_grow(spindle_wfq *q) {
     unsigned attempt = 0;
-    while (atomic_flag_test_and_set_explicit(&q->grow_lock, memory_order_acquire)) {
-        if (attempt++ < 64) spindle_relax(); else sched_yield();
-    }
+    while (atomic_flag_test_and_set_explicit(&q->grow_lock, memory_order_acquire)) backoff(&attempt);
 }
 
 static void unlock_grow(spindle_wfq *q) {
@@ -364,18 +375,6 @@ bool spindle_wfq_looks_empty(spindle_wfq *q) {
 
 size_t spindle_wfq_allocated_nodes(spindle_wfq *q) {
     return atomic_load_explicit(&q->allocated_nodes, memory_order_relaxed);
-}
-
-// A producer was caught between its tail exchange and its link store: it is
-// a few instructions from done, unless it was preempted. Spin with growing
-// pauses, then yield the CPU so that a preempted producer can run.
-static void backoff(unsigned *attempt) {
-    if (*attempt < 10) {
-        for (unsigned i = 0; i < (1u << *attempt); i++) spindle_relax();
-    } else {
-        sched_yield();
-    }
-    (*attempt)++;
 }
 
 static void flush_released(spindle_wfq *q) {

@@ -52,7 +52,7 @@ final class PoolCore: LoopExecutor {
     /// the latency of the next event: waking a sleeping thread costs its
     /// waker a system call and the event ~10–15 µs; polling costs a core.
     /// So the budget adapts per thread, between `spinMinimumNanoseconds`
-    /// (about the old fixed 512 pauses) and `spinMaximumNanoseconds`:
+    /// and `spinMaximumNanoseconds`:
     /// - a thread woken soon after it slept (within the maximum) doubles its
     ///   budget: work comes back at that rhythm (a closed loop: emit, see the
     ///   state, emit again), so the next time it will still be polling;
@@ -93,15 +93,10 @@ final class PoolCore: LoopExecutor {
         var failure: SpinExecutorError?
         for index in 0..<threads {
             registry.withLock { $0.threadsRunning += 1 }
-            if !isShared { LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed) }
             do {
-                try OSThread.spawnDetached(name: "\(name)-\(index)") { [self] in
-                    runThread()
-                }
+                try spawnThread(name: "\(name)-\(index)", spare: false)
                 started += 1
             } catch {
-                registry.withLock { $0.threadsRunning -= 1 }
-                if !isShared { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
                 failure = error
                 break
             }
@@ -170,9 +165,10 @@ final class PoolCore: LoopExecutor {
     /// thread free to run loops, starting a spare thread when the last one
     /// blocks, as Go's scheduler hands a blocked thread's work to another
     /// and Java's `ForkJoinPool.managedBlock` compensates. (Running other
-    /// loops on the waiting thread itself was tried: a slice suspended low
-    /// in one thread's stack can be the one a slice above it, on another
-    /// thread, waits for — a deadlock again.) Pair with `threadDidUnblock`.
+    /// loops on the waiting thread itself would not do: a slice suspended
+    /// low in one thread's stack can be the one a slice above it, on
+    /// another thread, waits for — a deadlock again.) Pair with
+    /// `threadDidUnblock`.
     func threadWillBlock() {
         let spawn: Bool = registry.withLock { registry in
             registry.blockedThreads += 1
@@ -184,17 +180,25 @@ final class PoolCore: LoopExecutor {
             return true
         }
         guard spawn else { return }
+        // Without a spare the blocked thread waits as it would have; its
+        // wait ends when the loop it waits for is run or stopped.
+        try? spawnThread(name: "\(name)-spare", spare: true)
+    }
+
+    /// Starts one of the pool's threads. The caller has counted it in
+    /// `threadsRunning` (and a spare in `spareThreads`); if the system
+    /// refuses the thread, those counts are taken back and the error thrown.
+    private func spawnThread(name: String, spare: Bool) throws(SpinExecutorError) {
         if !isShared { LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed) }
         do {
-            try OSThread.spawnDetached(name: "\(name)-spare") { [self] in runThread(spare: true) }
+            try OSThread.spawnDetached(name: name) { [self] in runThread(spare: spare) }
         } catch {
-            // No spare: the blocked thread waits as it would have; its wait
-            // ends when the loop it waits for is run or stopped.
             registry.withLock { registry in
-                registry.spareThreads -= 1
                 registry.threadsRunning -= 1
+                if spare { registry.spareThreads -= 1 }
             }
             if !isShared { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
+            throw error
         }
     }
 
@@ -229,7 +233,7 @@ final class PoolCore: LoopExecutor {
             }
             for _ in 0..<gap { spindle_cpu_relax() }
             if gap < 8 { gap <<= 1 }
-            // The clock every 16 polls (~100 pauses): reading it is ~20 ns.
+            // The clock only every 16 polls: reading it costs more than a poll.
             polls &+= 1
             if polls & 15 == 0, spindle_monotonic_ns() &- spinStart >= spinBudget { break }
         }
