@@ -302,6 +302,7 @@ struct LiveBaseline {
         now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
             && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
             && now.eventQueues <= counts.eventQueues && now.effectRouters <= counts.effectRouters
+            && now.stateSubscriptions <= counts.stateSubscriptions
     }
 
     /// Records an issue unless the live async effect runs fall back to the

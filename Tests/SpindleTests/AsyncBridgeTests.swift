@@ -42,6 +42,7 @@ struct LiveObjectsBaseline {
         return now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
             && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
             && now.eventQueues <= counts.eventQueues && now.effectRouters <= counts.effectRouters
+            && now.stateSubscriptions <= counts.stateSubscriptions
     }
 
     func expectReturned(sourceLocation: SourceLocation = #_sourceLocation) async {

@@ -83,7 +83,7 @@ public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Senda
         /// The running loop; nil before the first `next()` and once ended.
         /// Dropping the last copy releases the loop, which then stops.
         private var loop: SpinLoop<State, Event>?
-        private var states: AsyncStream<State>.Iterator?
+        private var states: SpinStates<State>.Iterator?
         private var ended = false
 
         init(spin: Spin<State, Event>, options: SpinOptions) {

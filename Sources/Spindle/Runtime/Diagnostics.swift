@@ -11,7 +11,9 @@ import CSpindle
 /// body returns. After every loop is stopped and released, and every effect
 /// has finished, all counts return to zero. A loop whose reducer has
 /// effects holds one ``effectRouters`` entry until it is freed and its last
-/// handler has returned.
+/// handler has returned. Each ``SpinLoop/states`` sequence holds one
+/// ``stateSubscriptions`` entry until the loop has stopped or the sequence
+/// and its iterators are gone, whichever is later.
 ///
 /// Thread safety: `current` may be read from any thread; the counts are
 /// taken one by one (relaxed), so a snapshot taken while loops start or
@@ -30,6 +32,8 @@ public struct SpindleLiveObjects: Sendable, Hashable, CustomStringConvertible {
     /// Effect-router runtimes (one per loop of a spin whose reducer has
     /// effects) not yet deinitialized.
     public let effectRouters: Int
+    /// `states` subscriptions (their buffers) not yet deinitialized.
+    public let stateSubscriptions: Int
 
     /// The counts now.
     public static var current: SpindleLiveObjects {
@@ -39,18 +43,20 @@ public struct SpindleLiveObjects: Sendable, Hashable, CustomStringConvertible {
             feedbackWorkers: LiveCounts.feedbackWorkers.load(ordering: .relaxed),
             effectTasks: LiveCounts.effectTasks.load(ordering: .relaxed),
             eventQueues: Int(spindle_live_queues()),
-            effectRouters: LiveCounts.effectRouters.load(ordering: .relaxed))
+            effectRouters: LiveCounts.effectRouters.load(ordering: .relaxed),
+            stateSubscriptions: LiveCounts.stateSubscriptions.load(ordering: .relaxed))
     }
 
     /// True when every count is zero.
     public var isEmpty: Bool {
         loops == 0 && reducerThreads == 0 && feedbackWorkers == 0 && effectTasks == 0
-            && eventQueues == 0 && effectRouters == 0
+            && eventQueues == 0 && effectRouters == 0 && stateSubscriptions == 0
     }
 
     public var description: String {
         "loops \(loops), reducer threads \(reducerThreads), feedback workers \(feedbackWorkers), "
-            + "effect tasks \(effectTasks), event queues \(eventQueues), effect routers \(effectRouters)"
+            + "effect tasks \(effectTasks), event queues \(eventQueues), effect routers \(effectRouters), "
+            + "state subscriptions \(stateSubscriptions)"
     }
 }
 
@@ -63,4 +69,5 @@ enum LiveCounts {
     static let feedbackWorkers = ManagedAtomic<Int>(0)
     static let effectTasks = ManagedAtomic<Int>(0)
     static let effectRouters = ManagedAtomic<Int>(0)
+    static let stateSubscriptions = ManagedAtomic<Int>(0)
 }

@@ -228,9 +228,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             && observerStorage!.hasPending.load(ordering: .relaxed)
     }
 
+    /// Subscriptions that still receive states. Any thread.
+    var stateSubscriberCount: Int {
+        completion.withLock { _ in observerStorage }?.count ?? 0
+    }
+
     /// A new `states` stream (creating the subscribers on first use). On a
     /// stopped loop it yields the final state and ends. Any thread.
-    func subscribeStates() -> AsyncStream<State> {
+    func subscribeStates() -> SpinStates<State> {
         let (observers, finished) = completion.withLock { completion -> (StateObservers<State>, Bool) in
             if observerStorage == nil {
                 observerStorage = StateObservers<State>()

@@ -82,8 +82,8 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// moves on at once (`states` on a running loop begins with the state
     /// current when it is read).
     static func startObserved(spin: Spin<State, Event>, options: SpinOptions)
-        -> (loop: SpinLoop<State, Event>, states: AsyncStream<State>) {
-        var states: AsyncStream<State>?
+        -> (loop: SpinLoop<State, Event>, states: SpinStates<State>) {
+        var states: SpinStates<State>?
         let loop = SpinLoop(spin: spin, options: options) { core in
             states = core.subscribeStates()
         }
@@ -100,11 +100,21 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// batch the reducer thread reduces.
     public var state: State { core.snapshot.value(as: State.self) }
 
-    /// A new stream of states: the current state first, then every new state
-    /// in reduction order. It ends when the loop stops (after the final
-    /// state); on a stopped loop it yields the final state and ends.
-    public var states: AsyncStream<State> {
+    /// A new subscription to the loop's states: the current state first,
+    /// then every new state in reduction order. It ends when the loop stops
+    /// (after the final state); on a stopped loop it yields the final state
+    /// and ends. Each read subscribes anew, with a buffer of its own (keep
+    /// the sequence rather than reading this again); cancelling the task
+    /// waiting in `next()`, or dropping the sequence and its iterators,
+    /// ends the subscription. See ``SpinStates`` for how `next()` waits.
+    public var states: SpinStates<State> {
         core.subscribeStates()
+    }
+
+    /// The `states` subscriptions that still receive states (for tests: a
+    /// cancelled or dropped sequence must leave). Any thread.
+    package var stateSubscriberCount: Int {
+        core.stateSubscriberCount
     }
 
     /// Sends an event to the loop. Any thread; lock-free on the default queue.

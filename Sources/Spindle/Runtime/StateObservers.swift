@@ -11,8 +11,8 @@ import Atomics
 /// reducer thread only.
 final class StateObservers<State: Sendable>: Sendable {
     private struct Storage {
-        var active: [UInt64: AsyncStream<State>.Continuation] = [:]
-        var pending: [UInt64: AsyncStream<State>.Continuation] = [:]
+        var active: [UInt64: StateSubscription<State>] = [:]
+        var pending: [UInt64: StateSubscription<State>] = [:]
         var nextID: UInt64 = 0
         var finalState: State?
     }
@@ -35,25 +35,30 @@ final class StateObservers<State: Sendable>: Sendable {
 
     /// A new stream of states. `wake` is called to get the reducer thread to
     /// deliver the first state promptly.
-    func subscribe(wake: @Sendable () -> Void) -> AsyncStream<State> {
-        let (stream, continuation) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
-        let id: UInt64? = storage.withLock { storage in
+    func subscribe(wake: @Sendable () -> Void) -> SpinStates<State> {
+        let id: UInt64 = storage.withLock { storage in
+            defer { storage.nextID += 1 }
+            return storage.nextID
+        }
+        let subscription = StateSubscription<State>(onCancel: { [weak self] in self?.remove(id) })
+        let joined = storage.withLock { storage -> Bool in
             if let finalState = storage.finalState {
-                continuation.yield(finalState)
-                continuation.finish()
-                return nil
+                subscription.append(finalState)
+                subscription.end(cancelled: false)
+                return false
             }
-            let id = storage.nextID
-            storage.nextID += 1
-            storage.pending[id] = continuation
+            storage.pending[id] = subscription
             isObserved.store(true, ordering: .sequentiallyConsistent)
             hasPending.store(true, ordering: .sequentiallyConsistent)
-            return id
+            return true
         }
-        guard let id else { return stream }
-        continuation.onTermination = { [weak self] _ in self?.remove(id) }
-        wake()
-        return stream
+        if joined { wake() }
+        return SpinStates(subscription)
+    }
+
+    /// Subscriptions that receive states (active or pending). Any thread.
+    var count: Int {
+        storage.withLock { $0.active.count + $0.pending.count }
     }
 
     private func remove(_ id: UInt64) {
@@ -68,14 +73,14 @@ final class StateObservers<State: Sendable>: Sendable {
     /// then `batch[pendingFrom...]`, and become active. Reducer thread only.
     func deliver(_ batch: UnsafeBufferPointer<State>, pendingFrom: Int, firstState: State) {
         storage.withLock { storage in
-            for continuation in storage.active.values {
-                for state in batch { continuation.yield(state) }
+            for subscription in storage.active.values {
+                subscription.append(batch)
             }
             if !storage.pending.isEmpty {
-                for (id, continuation) in storage.pending {
-                    continuation.yield(firstState)
-                    for index in pendingFrom..<batch.count { continuation.yield(batch[index]) }
-                    storage.active[id] = continuation
+                for (id, subscription) in storage.pending {
+                    subscription.append(firstState)
+                    subscription.append(UnsafeBufferPointer(rebasing: batch[pendingFrom...]))
+                    storage.active[id] = subscription
                 }
                 storage.pending.removeAll()
                 hasPending.store(false, ordering: .relaxed)
@@ -86,8 +91,8 @@ final class StateObservers<State: Sendable>: Sendable {
     /// Ends every stream after the final state. Later subscribers get the
     /// final state and an immediate end. Reducer thread only.
     func finish(final: State) {
-        let continuations = storage.withLock { storage in
-            for continuation in storage.pending.values { continuation.yield(final) }
+        let subscriptions = storage.withLock { storage in
+            for subscription in storage.pending.values { subscription.append(final) }
             let all = Array(storage.active.values) + Array(storage.pending.values)
             storage.active.removeAll()
             storage.pending.removeAll()
@@ -96,6 +101,6 @@ final class StateObservers<State: Sendable>: Sendable {
             hasPending.store(false, ordering: .relaxed)
             return all
         }
-        for continuation in continuations { continuation.finish() }
+        for subscription in subscriptions { subscription.end(cancelled: false) }
     }
 }
