@@ -13,6 +13,7 @@ enum ScenarioCatalog {
         CancelStormScenario.scenario,
         Latency100kScenario.scenario,
         LatencyClosedScenario.scenario,
+        LatencyClosedObserverScenario.scenario,
         ManyLoopsScenario.make(loops: 10_000),
         ManyLoopsScenario.make(loops: 1_000),
         IdleLoopsScenario.scenario,
