@@ -88,6 +88,9 @@ final class StateSubscription<State: Sendable>: Sendable {
         /// iterates from several tasks at once).
         var waiters: [UnsafeContinuation<State?, Never>] = []
         var ended = false
+        /// Called once when the subscriber leaves before the loop ends (the
+        /// observers then forget it); nil once called or once ended.
+        var onCancel: (@Sendable () -> Void)?
 
         var hasBuffered: Bool { head < states.count }
 
@@ -103,16 +106,13 @@ final class StateSubscription<State: Sendable>: Sendable {
     }
 
     // protected by lock
-    private let storage = Lock(Storage())
+    private let storage: Lock<Storage>
     /// atomic: any thread. Counts appends and the end, so a watching
     /// `next()` sees news without taking the lock.
     private let deliveries = UnsafeAtomic<UInt64>.create(0)
-    /// Called once when the subscriber leaves before the loop ends (the
-    /// observers then forget it).
-    private let onCancel: Lock<(@Sendable () -> Void)?>
 
     init(onCancel: @escaping @Sendable () -> Void) {
-        self.onCancel = Lock(onCancel)
+        storage = Lock(Storage(onCancel: onCancel))
         LiveCounts.stateSubscriptions.wrappingIncrement(ordering: .relaxed)
     }
 
@@ -154,20 +154,37 @@ final class StateSubscription<State: Sendable>: Sendable {
     /// `cancelled`: the subscriber left (its buffer is dropped, and the
     /// observers are told); otherwise the loop stopped.
     func end(cancelled: Bool) {
-        let waiters: [UnsafeContinuation<State?, Never>] = storage.withLock { storage in
-            if storage.ended { return [] }
+        let (waiters, onCancel) = storage.withLock { storage -> ([UnsafeContinuation<State?, Never>], (@Sendable () -> Void)?) in
+            if storage.ended { return ([], nil) }
             storage.ended = true
             if cancelled {
                 storage.states = []
                 storage.head = 0
             }
-            defer { storage.waiters = [] }
-            return storage.waiters
+            defer {
+                storage.waiters = []
+                storage.onCancel = nil
+            }
+            return (storage.waiters, cancelled ? storage.onCancel : nil)
         }
         deliveries.wrappingIncrement(ordering: .releasing)
         for waiter in waiters { waiter.resume(returning: nil) }
-        if cancelled, let onCancel = onCancel.withLock({ onCancel in defer { onCancel = nil }; return onCancel }) {
-            onCancel()
+        onCancel?()
+    }
+
+    private enum Take {
+        case state(State)
+        case ended
+        /// Nothing buffered yet; the delivery count seen.
+        case empty(UInt64)
+    }
+
+    /// A buffered state, the end, or the delivery count to watch.
+    private func take() -> Take {
+        storage.withLock { storage in
+            if storage.hasBuffered { return .state(storage.takeBuffered()) }
+            if storage.ended { return .ended }
+            return .empty(deliveries.load(ordering: .relaxed))
         }
     }
 
@@ -176,10 +193,10 @@ final class StateSubscription<State: Sendable>: Sendable {
             end(cancelled: true)
             return nil
         }
-        let seen: UInt64? = storage.withLock { storage in
-            storage.hasBuffered || storage.ended ? nil : deliveries.load(ordering: .relaxed)
-        }
-        if let seen {
+        switch take() {
+        case .state(let state): return state
+        case .ended: return nil
+        case .empty(let seen):
             // Watch for a delivery before suspending (see SpinStates).
             let deadline = spindle_monotonic_ns() &+ SpinStates<State>.spinNanoseconds
             var spins = 0
@@ -189,6 +206,7 @@ final class StateSubscription<State: Sendable>: Sendable {
                 if spins & 15 == 0, spindle_monotonic_ns() >= deadline { break }
             }
         }
+        if case .state(let state) = take() { return state }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<State?, Never>) in
                 let ready: (State?)? = storage.withLock { storage in

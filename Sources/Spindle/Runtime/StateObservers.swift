@@ -36,21 +36,19 @@ final class StateObservers<State: Sendable>: Sendable {
     /// A new stream of states. `wake` is called to get the reducer thread to
     /// deliver the first state promptly.
     func subscribe(wake: @Sendable () -> Void) -> SpinStates<State> {
-        let id: UInt64 = storage.withLock { storage in
-            defer { storage.nextID += 1 }
-            return storage.nextID
-        }
-        let subscription = StateSubscription<State>(onCancel: { [weak self] in self?.remove(id) })
-        let joined = storage.withLock { storage -> Bool in
+        let (subscription, joined) = storage.withLock { storage -> (StateSubscription<State>, Bool) in
+            let id = storage.nextID
+            storage.nextID += 1
+            let subscription = StateSubscription<State>(onCancel: { [weak self] in self?.remove(id) })
             if let finalState = storage.finalState {
                 subscription.append(finalState)
                 subscription.end(cancelled: false)
-                return false
+                return (subscription, false)
             }
             storage.pending[id] = subscription
             isObserved.store(true, ordering: .sequentiallyConsistent)
             hasPending.store(true, ordering: .sequentiallyConsistent)
-            return true
+            return (subscription, true)
         }
         if joined { wake() }
         return SpinStates(subscription)
