@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Model-checks the loop scheduling protocol
 # (Sources/Spindle/Runtime/Scheduling/Model/PROTOCOL.md) with SPIN: its
-# Promela model, loop-scheduling.pml, beside it.
+# Promela model, loop-scheduling.pml, beside it; and the pool's thread
+# wake-up protocol, pool-wake.pml (the runs named pool-*).
 #
 # 1. The protocol as written, exhaustively (2 producers x 2 events, 2 pool
 #    runners, 1 event per slice, a stop racing the emits, a subscriber):
@@ -23,6 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/loop-scheduling.pml"
+pool_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/pool-wake.pml"
 
 missing=()
 command -v spin >/dev/null 2>&1 || missing+=(spin)
@@ -66,7 +68,10 @@ cc_cycles="-O2 -DNP -DNOCLAIM -DCOLLAPSE"
 run() {
   local name=$1 defs=$2 ccflags=$3 panargs=$4 dir="$work/$1"
   mkdir -p "$dir"
-  cp "$model" "$dir/model.pml"
+  case "$name" in
+    pool-*) cp "$pool_model" "$dir/model.pml" ;;
+    *) cp "$model" "$dir/model.pml" ;;
+  esac
   (
     cd "$dir"
     echo "$defs" >defs
@@ -125,7 +130,7 @@ verdict() {
   return 0
 }
 
-echo "== SPIN: $(spin -V 2>&1 | head -1); model: ${model#"$PWD"/}; $jobs job(s)"
+echo "== SPIN: $(spin -V 2>&1 | head -1); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}; $jobs job(s)"
 
 # Fields: name; spin defines; cc flags; pan arguments; "pass" or the
 # expected error (an extended regex); what the run checks. The longest runs
@@ -145,6 +150,12 @@ checks=(
   "broken-no-recheck-ltl;-DBROKEN_NO_RECHECK;$cc_ltl;-a -A -N no_lost_wakeup -m10000 -w24;acceptance cycle;no re-check: LTL no_lost_wakeup violated"
   "broken-double-push;-DBROKEN_DOUBLE_PUSH;$cc_safety;-m10000 -w24;assertion violated +\\((runners<=1|sched==1)\\);wake() without CAS: loop pushed twice"
   "broken-double-push-unchecked;-DBROKEN_DOUBLE_PUSH -DCAS_ASSERT=0;$cc_safety;-m10000 -w24;assertion violated +\\(runners<=1\\);wake() without CAS, T4 unchecked: two runners"
+  # 4. The pool's thread wake-up (pool-wake.pml): a loop queued behind a
+  #    slice that waits for it is run by the other thread; no cycle; and
+  #    without the pop rule SPIN finds the deadlock.
+  "pool-wake;;$cc_safety;-m10000 -w22;pass;pool wake-up: 2 loops, one waiting for the other, 2 threads"
+  "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w22;pass;pool wake-up: no cycle"
+  "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w22;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
   "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
 )
 

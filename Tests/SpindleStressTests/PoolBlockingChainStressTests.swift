@@ -60,19 +60,7 @@ extension StressSuite {
                 }
                 tallies.withLock { $0.append(tally) }
             }
-            if threads == 1 {
-                #expect(produced, "producers did not finish: a pool thread waiting for space did not help")
-            } else {
-                // Known issue, intermittent: after the rest of the stress
-                // suite under TSan, this two-thread case has stalled twice
-                // in CI (240 s without the producers finishing: about 1 ms
-                // per hop, the space wait's safety-net timeout, as if its
-                // wake-ups were lost), while alone it passes in 12–20 s. Not
-                // yet explained; see the README's known issues.
-                withKnownIssue("a two-thread blocking chain can crawl at ~1 ms per hop", isIntermittent: true) {
-                    #expect(produced, "producers did not finish: a pool thread waiting for space did not help")
-                }
-            }
+            #expect(produced, "producers did not finish: a pool thread waiting for space did not help")
             guard produced else { return }
             // Head to tail: a link's drain runs its feedback's last emits
             // into the next link, which is still open.

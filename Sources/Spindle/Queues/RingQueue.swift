@@ -83,6 +83,14 @@ final class RingQueue<Event: Sendable>: EventQueue {
                 // Free the slot before reducing: the capacity counts events
                 // waiting, not the one being reduced.
                 spindle_ring_release_consumer(ring, 1)
+                // Wake a producer waiting for space before reducing: `body`
+                // runs inline feedbacks, and one that blocks (a `.block`
+                // emit into a full downstream loop) would otherwise keep
+                // the waiter on its safety-net timeout until the run ends.
+                // A plain load per event; the load may be ordered before
+                // the release above and miss a waiter that has just
+                // registered, so the fenced notify after the run stays.
+                if spaceParker.hasWaiters { spaceParker.notify() }
                 body(UnsafeMutableRawPointer(scratch))
             }
             spaceParker.notify()

@@ -120,6 +120,15 @@ final class PoolCore: LoopExecutor {
         while true {
             if let task = spindle_runq_pop(readyQueue) {
                 idleWaits = 0
+                // More loops wait: make sure a sleeper looks for them. A
+                // schedule wakes nobody while a thread searches, counting
+                // on it to find the loop; but a searcher takes one loop,
+                // and that loop's slice may be long or block (a `.block`
+                // emit into a loop still in this queue), so the loops
+                // behind it would wait for this thread while another
+                // sleeps. (Tokio's rule: the last searcher to find work
+                // wakes another.)
+                if !spindle_runq_is_empty(readyQueue) { wakeSleeperIfNobodySearches() }
                 // Unretained: a registered loop is kept alive by the
                 // registry's reference until `loopFinished`, which runs on
                 // its last runner (this local reference outlives it).
@@ -179,6 +188,9 @@ final class PoolCore: LoopExecutor {
             registry.threadsRunning += 1
             return true
         }
+        // A loop waiting in the ready queue may be the one this thread is
+        // about to wait for; make sure a thread looks for it.
+        if !spawn, !spindle_runq_is_empty(readyQueue) { wakeSleeperIfNobodySearches() }
         guard spawn else { return }
         // Without a spare the blocked thread waits as it would have; its
         // wait ends when the loop it waits for is run or stopped.
@@ -277,6 +289,15 @@ final class PoolCore: LoopExecutor {
         // `searching` changes each time a pool thread runs out of work. A
         // thread that registers to sleep after this load re-checks the
         // queue after registering, and sees the push.
+        if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
+    }
+
+    /// Wakes the sleeping threads when nobody is searching, for a caller
+    /// that saw loops waiting in the ready queue. A fence first: the caller
+    /// read the queue, and a thread that registers to sleep after the loads
+    /// below re-checks the queue itself.
+    private func wakeSleeperIfNobodySearches() {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
         if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
     }
 
