@@ -153,9 +153,9 @@ checks=(
   # 4. The pool's thread wake-up (pool-wake.pml): a loop queued behind a
   #    slice that waits for it is run by the other thread; no cycle; and
   #    without the pop rule SPIN finds the deadlock.
-  "pool-wake;;$cc_safety;-m10000 -w22;pass;pool wake-up: 2 loops, one waiting for the other, 2 threads"
-  "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w22;pass;pool wake-up: no cycle"
-  "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w22;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
+  "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads"
+  "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
+  "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
   "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
 )
 

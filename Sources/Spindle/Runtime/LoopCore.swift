@@ -235,7 +235,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     /// A new `states` stream (creating the subscribers on first use). On a
     /// stopped loop it yields the final state and ends. Any thread.
-    func subscribeStates() -> SpinStates<State> {
+    func subscribeStates(limit: Int = .max) -> SpinStates<State> {
         let (observers, finished) = completion.withLock { completion -> (StateObservers<State>, Bool) in
             if observerStorage == nil {
                 observerStorage = StateObservers<State>()
@@ -247,7 +247,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // ends them when they existed first; the lock orders the two). The
         // final state is the snapshot's: published before the report.
         if finished { observers.finish(final: snapshot.value(as: State.self)) }
-        return observers.subscribe { [self] in wake() }
+        return observers.subscribe(limit: limit) { [self] in wake() }
     }
 
     // The scheduling protocol's hooks (see ScheduledLoop); the bodies are in

@@ -111,6 +111,22 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         core.subscribeStates()
     }
 
+    /// A new subscription to the loop's states, as ``states``, that keeps
+    /// what `bufferingPolicy` says while its consumer lags. With
+    /// ``SpinStates/BufferingPolicy/latest`` (or `.bufferingNewest(n)`) a
+    /// slow consumer skips intermediate states but always gets to the
+    /// latest and the final one, in bounded memory: conflation for a
+    /// renderer.
+    ///
+    /// ```swift
+    /// for await state in loop.states(bufferingPolicy: .latest) {
+    ///     render(state)  // never behind by more than one state
+    /// }
+    /// ```
+    public func states(bufferingPolicy: SpinStates<State>.BufferingPolicy) -> SpinStates<State> {
+        core.subscribeStates(limit: bufferingPolicy.limit)
+    }
+
     /// The `states` subscriptions that still receive states (for tests: a
     /// cancelled or dropped sequence must leave). Any thread.
     package var stateSubscriberCount: Int {

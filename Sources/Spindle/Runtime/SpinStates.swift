@@ -17,8 +17,12 @@ import CSpindle
 /// thread wake-up that would follow it (~13 µs here); the price is up to
 /// 20 µs of CPU per `next()` that finds nothing, at most once per state.
 ///
-/// **Buffering.** Unbounded, like the `AsyncStream` it replaces: a consumer
-/// that lags buffers every state it has not taken yet.
+/// **Buffering.** ``SpinLoop/states`` buffers without bound, like the
+/// `AsyncStream` it replaces: a consumer that lags holds every state it has
+/// not taken yet. ``SpinLoop/states(bufferingPolicy:)`` with
+/// ``BufferingPolicy/bufferingNewest(_:)`` conflates instead: at most that
+/// many states wait, the oldest are dropped, and the consumer always gets
+/// to the latest state (and the final one) — what a renderer wants.
 ///
 /// **Thread safety:** `Sendable`; each iterator belongs to the task that
 /// iterates it, as any `AsyncIteratorProtocol` value.
@@ -29,11 +33,38 @@ public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
     /// How long `next()` watches for a state before it suspends.
     public static var spinNanoseconds: UInt64 { 20_000 }
 
+    /// What a subscription keeps while its consumer lags.
+    public enum BufferingPolicy: Sendable, Hashable {
+        /// Every state, in order, buffered without bound (the default).
+        case unbounded
+        /// At most `limit` states wait; when a new one arrives beyond that,
+        /// the oldest waiting ones are dropped. The latest state (and, at
+        /// the end, the final state) is never dropped, and the states taken
+        /// stay in reduction order, with gaps. A `limit` below 1 counts
+        /// as 1.
+        case bufferingNewest(Int)
+
+        /// Only the latest state waits (`bufferingNewest(1)`): conflation
+        /// for a renderer, which draws the latest state and skips the rest.
+        public static var latest: Self { .bufferingNewest(1) }
+
+        /// The most states that may wait.
+        var limit: Int {
+            switch self {
+            case .unbounded: return .max
+            case .bufferingNewest(let limit): return Swift.max(limit, 1)
+            }
+        }
+    }
+
     let handle: StateSubscriptionHandle<State>
 
     init(_ subscription: StateSubscription<State>) {
         handle = StateSubscriptionHandle(subscription)
     }
+
+    /// States buffered, not yet taken (for tests). Any thread.
+    package var bufferedCount: Int { handle.subscription.bufferedCount }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(handle: handle)
@@ -81,9 +112,13 @@ final class StateSubscriptionHandle<State: Sendable>: Sendable {
 final class StateSubscription<State: Sendable>: Sendable {
     private struct Storage {
         var states: [State] = []
-        /// The next state to take in `states` (taken ones stay until the
-        /// buffer empties, so taking never shifts the array).
+        /// The next state to take in `states` (taken and dropped ones stay
+        /// until the buffer empties or they are half of it, so taking never
+        /// shifts the array and dropping shifts it at most once per `limit`
+        /// states).
         var head = 0
+        /// The most states that may wait (see `SpinStates.BufferingPolicy`).
+        let limit: Int
         /// Suspended `next()` calls, oldest first (one, unless the caller
         /// iterates from several tasks at once).
         var waiters: [UnsafeContinuation<State?, Never>] = []
@@ -93,6 +128,17 @@ final class StateSubscription<State: Sendable>: Sendable {
         var onCancel: (@Sendable () -> Void)?
 
         var hasBuffered: Bool { head < states.count }
+
+        /// Drops the oldest waiting states beyond `limit`.
+        mutating func dropBeyondLimit() {
+            let excess = states.count - head - limit
+            guard excess > 0 else { return }
+            head += excess
+            if head >= states.count / 2 {
+                states.removeSubrange(0..<head)
+                head = 0
+            }
+        }
 
         mutating func takeBuffered() -> State {
             let state = states[head]
@@ -111,8 +157,8 @@ final class StateSubscription<State: Sendable>: Sendable {
     /// `next()` sees news without taking the lock.
     private let deliveries = UnsafeAtomic<UInt64>.create(0)
 
-    init(onCancel: @escaping @Sendable () -> Void) {
-        storage = Lock(Storage(onCancel: onCancel))
+    init(limit: Int = .max, onCancel: @escaping @Sendable () -> Void) {
+        storage = Lock(Storage(limit: limit, onCancel: onCancel))
         LiveCounts.stateSubscriptions.wrappingIncrement(ordering: .relaxed)
     }
 
@@ -137,12 +183,20 @@ final class StateSubscription<State: Sendable>: Sendable {
                 index += 1
             }
             if index < states.count {
-                storage.states.append(contentsOf: UnsafeBufferPointer(rebasing: states[index...]))
+                // Under a limit, only the newest `limit` of the rest can stay.
+                let from = Swift.max(index, states.count - storage.limit)
+                storage.states.append(contentsOf: UnsafeBufferPointer(rebasing: states[from...]))
+                storage.dropBeyondLimit()
             }
         }
         deliveries.wrappingIncrement(ordering: .releasing)
         if let (waiter, state) = first { waiter.resume(returning: state) }
         for (waiter, state) in more { waiter.resume(returning: state) }
+    }
+
+    /// States buffered, not yet taken. Any thread.
+    var bufferedCount: Int {
+        storage.withLock { $0.states.count - $0.head }
     }
 
     /// Adds one state; see `append(_:)`.

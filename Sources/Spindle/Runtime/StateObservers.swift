@@ -33,13 +33,14 @@ final class StateObservers<State: Sendable>: Sendable {
         hasPending.destroy()
     }
 
-    /// A new stream of states. `wake` is called to get the reducer thread to
+    /// A new stream of states, keeping at most `limit` waiting (the newest;
+    /// see `SpinStates.BufferingPolicy`). `wake` is called to get the reducer thread to
     /// deliver the first state promptly.
-    func subscribe(wake: @Sendable () -> Void) -> SpinStates<State> {
+    func subscribe(limit: Int = .max, wake: @Sendable () -> Void) -> SpinStates<State> {
         let (subscription, joined) = storage.withLock { storage -> (StateSubscription<State>, Bool) in
             let id = storage.nextID
             storage.nextID += 1
-            let subscription = StateSubscription<State>(onCancel: { [weak self] in self?.remove(id) })
+            let subscription = StateSubscription<State>(limit: limit, onCancel: { [weak self] in self?.remove(id) })
             if let finalState = storage.finalState {
                 subscription.append(finalState)
                 subscription.end(cancelled: false)

@@ -117,18 +117,24 @@ final class PoolCore: LoopExecutor {
         var spinBudget = Self.spinMinimumNanoseconds
         // A spare's waits for work since it last ran a loop.
         var idleWaits = 0
+        // Whether the next pop follows a wait for work (see the pop rule).
+        var waited = false
         while true {
             if let task = spindle_runq_pop(readyQueue) {
                 idleWaits = 0
-                // More loops wait: make sure a sleeper looks for them. A
-                // schedule wakes nobody while a thread searches, counting
-                // on it to find the loop; but a searcher takes one loop,
-                // and that loop's slice may be long or block (a `.block`
-                // emit into a loop still in this queue), so the loops
-                // behind it would wait for this thread while another
-                // sleeps. (Tokio's rule: the last searcher to find work
-                // wakes another.)
-                if !spindle_runq_is_empty(readyQueue) { wakeSleeperIfNobodySearches() }
+                // The pop rule. A schedule wakes nobody while a thread
+                // searches, counting on it to find the loop; but a searcher
+                // takes one loop, and that loop's slice may be long or
+                // block (a `.block` emit into a loop still in this queue),
+                // so loops queued behind it would wait for this thread
+                // while another sleeps. So a thread that found work after
+                // waiting for it, and sees more queued, makes sure a
+                // sleeper looks (Tokio's rule: the last searcher to find
+                // work wakes another). A pop straight after a slice needs
+                // no wake: a schedule made while this thread ran a slice
+                // was not counting on it. Model-checked in pool-wake.pml.
+                if waited, !spindle_runq_is_empty(readyQueue) { wakeSleeperIfNobodySearches() }
+                waited = false
                 // Unretained: a registered loop is kept alive by the
                 // registry's reference until `loopFinished`, which runs on
                 // its last runner (this local reference outlives it).
@@ -150,6 +156,7 @@ final class PoolCore: LoopExecutor {
             // started again at once.)
             if spare, idleWaits > 0, retireSpareIfSurplus() { return }
             waitForWork(spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0)
+            waited = true
             idleWaits &+= 1
         }
     }

@@ -11,15 +11,18 @@
  * search and the first loop's slice does not end (it blocks until the
  * second has run: a feedback that waits for another loop), the second
  * must still be run, by the pool's other thread. The pop rule does it:
- * after a pop, a thread that sees more loops queued wakes the sleepers
- * unless someone searches (a fence, then the same loads as schedule).
+ * when a thread pops a loop right after waiting for work and sees more
+ * loops queued, it wakes the sleepers unless someone searches (a fence,
+ * then the same loads as schedule). A pop straight after a slice does not.
  *
- * The model: one producer schedules loop 0 and loop 1, in either order;
- * loop 0's slice blocks until loop 1's has run; THREADS pool threads
- * (default 2); each shared access a step of its own (all are seq_cst or
- * fenced in the code, so interleaving is the memory model). A searcher
- * polls any number of times, then sleeps. Once both loops ran, the
- * producer shuts the pool down (exiting, notify) and every thread exits.
+ * The model: one producer schedules loops 0, 1 and 2, in every order;
+ * loop 0's slice blocks until loop 1's has run, loop 2's is an ordinary
+ * slice (so a thread may reach loop 0 straight from another slice);
+ * THREADS pool threads (default 2); each shared access a step of its own
+ * (all are seq_cst or fenced in the code, so interleaving is the memory
+ * model). A searcher polls any number of times, then sleeps. Once every
+ * loop ran, the producer shuts the pool down (exiting, notify) and every
+ * thread exits.
  * A run in which the producer waits for ever is an invalid end state.
  *
  * -DBROKEN_NO_HANDOFF: without the pop rule (the code before the fix).
@@ -29,10 +32,10 @@
 #define THREADS 2
 #endif
 
-chan ready = [2] of { byte };   /* the ready queue (a push is an exchange) */
+chan ready = [3] of { byte };   /* the ready queue (a push is an exchange) */
 byte searching = 0;             /* threads spinning on the ready queue */
 bool exiting = false;
-bool ran[2];                    /* a loop's slice has run (loop 1) or ended (loop 0) */
+bool ran[3];                    /* a loop's slice has run (loops 1, 2) or ended (loop 0) */
 
 /* The parker (spindle_parker): waiters registered in the current round;
  * a notify that finds waiters ends the round (one CAS) and bumps wake_seq;
@@ -69,18 +72,23 @@ inline wake_if_nobody_searches() {
     fi
 }
 
+inline schedule(loop) {
+    ready!loop;                  /* push (a full barrier) ... */
+    wake_if_nobody_searches()    /* ... then maybe wake */
+}
+
 proctype Producer() {
-    byte first, second;
+    /* every order of the three loops */
     if
-    :: first = 0; second = 1
-    :: first = 1; second = 0
+    :: schedule(0); schedule(1); schedule(2)
+    :: schedule(0); schedule(2); schedule(1)
+    :: schedule(1); schedule(0); schedule(2)
+    :: schedule(1); schedule(2); schedule(0)
+    :: schedule(2); schedule(0); schedule(1)
+    :: schedule(2); schedule(1); schedule(0)
     fi;
-    ready!first;                 /* schedule: push (a full barrier) ... */
-    wake_if_nobody_searches();   /* ... then maybe wake */
-    ready!second;
-    wake_if_nobody_searches();
-    /* shutdown once both loops ran (releaseThreads) */
-    (ran[0] && ran[1]);
+    /* shutdown once every loop ran (releaseThreads) */
+    (ran[0] && ran[1] && ran[2]);
     exiting = true;
     notify()
 }
@@ -88,19 +96,23 @@ proctype Producer() {
 proctype Thread() {
     byte loop;
     byte my_round, key;
+    bool waited = false;        /* this pop follows a wait for work */
 top:
     if
     :: atomic { nempty(ready) -> ready?loop } ->
 #ifndef BROKEN_NO_HANDOFF
-        /* the pop rule: more loops queued? make sure someone looks */
+        /* the pop rule, after a wait for work only: more loops queued?
+         * make sure someone looks */
         if
-        :: nempty(ready) -> wake_if_nobody_searches()
+        :: waited && nempty(ready) -> wake_if_nobody_searches()
         :: else -> skip
         fi;
 #endif
+        waited = false;
         /* the slice */
         if
         :: loop == 1 -> ran[1] = true
+        :: loop == 2 -> ran[2] = true           /* another loop's slice */
         :: loop == 0 -> ran[1]; ran[0] = true   /* blocks until loop 1 ran */
         fi;
         goto top
@@ -111,6 +123,7 @@ top:
         fi;
         /* waitForWork: search, then sleep */
         searching++;
+        waited = true;
         do
         :: nempty(ready) || exiting -> searching--; goto top
         :: else -> break        /* the spin budget ran out */

@@ -1,0 +1,82 @@
+import Spindle
+import Testing
+import SpindleTestSupport
+
+/// `SpinLoop.states(bufferingPolicy:)`: a lagging consumer keeps at most the
+/// newest states, always reaches the latest and the final one, and reads
+/// what it gets in reduction order.
+@Suite struct SpinStatesBufferingTests {
+    /// Three subscriptions made together on one loop, none read while 1,000
+    /// events are reduced: the unbounded one holds every state, `.latest`
+    /// only the newest, `.bufferingNewest(3)` the newest three. (All three
+    /// get each batch in one delivery, so once the unbounded one holds all
+    /// 1,001 states, the others have had them too.)
+    @Test(arguments: allExecutors)
+    func aLaggingConsumerKeepsOnlyTheNewestStates(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let count = 1_000
+            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+                .start(options: SpinOptions(executor: executor))
+            let every = loop.states(bufferingPolicy: .unbounded)
+            let latest = loop.states(bufferingPolicy: .latest)
+            let three = loop.states(bufferingPolicy: .bufferingNewest(3))
+            // Joined: each has had the state current when it joined.
+            #expect(await eventually { every.bufferedCount >= 1 })
+            for _ in 0..<count { loop.emit(.increment) }
+            #expect(await eventually { every.bufferedCount == count + 1 }, "the unbounded subscription has every state")
+            #expect(latest.bufferedCount == 1)
+            #expect(three.bufferedCount == 3)
+
+            var latestIterator = latest.makeAsyncIterator()
+            #expect(await latestIterator.next() == count)
+            var threeIterator = three.makeAsyncIterator()
+            var newest: [Int] = []
+            for _ in 0..<3 { if let state = await threeIterator.next() { newest.append(state) } }
+            #expect(newest == [count - 2, count - 1, count])
+
+            await loop.stop()
+            #expect(await latestIterator.next() == nil, "the final state was already taken; then the end")
+            #expect(await threeIterator.next() == nil)
+        }
+    }
+
+    /// A consumer slower than the loop: with `.latest` it reads states in
+    /// increasing order, with gaps, and its last state is the final one;
+    /// never more than one state waits for it.
+    @Test func aSlowConsumerReadsInOrderAndEndsOnTheFinalState() async {
+        let count = 20_000
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+        let states = loop.states(bufferingPolicy: .latest)
+        let consumer = Task {
+            var seen: [Int] = []
+            var mostWaiting = 0
+            for await state in states {
+                seen.append(state)
+                mostWaiting = max(mostWaiting, states.bufferedCount)
+                await Task.yield()
+            }
+            return (seen, mostWaiting)
+        }
+        for _ in 0..<count { loop.emit(.increment) }
+        await loop.stop()
+        let (seen, mostWaiting) = await consumer.value
+        #expect(seen.last == count, "the final state is always delivered")
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "states in reduction order")
+        #expect(mostWaiting <= 1)
+    }
+
+    /// A limit below 1 counts as 1: the consumer still gets the latest state.
+    @Test func aLimitBelowOneCountsAsOne() async {
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+        let every = loop.states
+        let none = loop.states(bufferingPolicy: .bufferingNewest(0))
+        #expect(await eventually { every.bufferedCount >= 1 })
+        for _ in 0..<10 { loop.emit(.increment) }
+        #expect(await eventually { every.bufferedCount == 11 })
+        #expect(none.bufferedCount == 1)
+        var iterator = none.makeAsyncIterator()
+        #expect(await iterator.next() == 10)
+        await loop.stop()
+        #expect(await iterator.next() == nil)
+    }
+}
