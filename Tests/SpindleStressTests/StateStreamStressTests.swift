@@ -11,7 +11,10 @@ extension StressSuite {
     /// suspending. Checked: every accepted event reduced, in each
     /// producer's order; each subscriber's states run without a gap or a
     /// repeat (the state counts reductions), the full readers' up to the
-    /// final state; every subscription freed and forgotten by the loop.
+    /// final state; two conflating readers (`.latest`, `.bufferingNewest(4)`)
+    /// see increasing states, never more waiting than their limit, and end
+    /// on the final state; every subscription freed and forgotten by the
+    /// loop.
     @Suite("State streams under Thread Sanitizer")
     struct StateStreamStressTests {
         @Test("subscribers come and go under load; every state reaches each, in order, once",
@@ -39,6 +42,25 @@ extension StressSuite {
                             last = state
                         }
                         return (gaps, first, last)
+                    }
+                }
+                // Two conflating readers (`.latest`, `.bufferingNewest(4)`),
+                // slowed by a yield per state so that they lag: states
+                // strictly increasing, never more waiting than the limit,
+                // the last one the final state.
+                let conflating = [SpinStates<Int>.BufferingPolicy.latest, .bufferingNewest(4)].map { policy in
+                    let stream = loop.states(bufferingPolicy: policy)
+                    return Task { () -> (disorder: Int, mostWaiting: Int, last: Int?) in
+                        var disorder = 0
+                        var mostWaiting = 0
+                        var last: Int?
+                        for await state in stream {
+                            if let last, state <= last { disorder += 1 }
+                            last = state
+                            mostWaiting = max(mostWaiting, stream.bufferedCount)
+                            await Task.yield()
+                        }
+                        return (disorder, mostWaiting, last)
                     }
                 }
                 // Churning subscribers: read a few states, then leave.
@@ -120,10 +142,16 @@ extension StressSuite {
                     #expect(gaps == 0, "a full reader skipped or repeated states \(gaps) times")
                     #expect(first == 0 && last == total, "a full reader saw \(String(describing: first))…\(String(describing: last))")
                 }
+                for (reader, limit) in zip(conflating, [1, 4]) {
+                    let (disorder, mostWaiting, last) = await reader.value
+                    #expect(disorder == 0, "a conflating reader saw \(disorder) states out of order")
+                    #expect(mostWaiting <= limit, "a conflating reader had \(mostWaiting) states waiting, limit \(limit)")
+                    #expect(last == total, "a conflating reader ended on \(String(describing: last)), not the final state")
+                }
                 #expect(churnGaps.current == 0, "churning subscribers skipped or repeated states")
                 #expect(churned.current >= churners.count)
                 #expect(loop.stateSubscriberCount == 0)
-                reportTotal("state-stream-subscriptions", queue: name(of: queue), churned.current + readers.count)
+                reportTotal("state-stream-subscriptions", queue: name(of: queue), churned.current + readers.count + conflating.count)
             }
             await baseline.expectReturned()
         }
