@@ -8,7 +8,8 @@ import Atomics
 /// of that moment and joins `active` — so there is no gap and no duplicate.
 ///
 /// Thread safety: `subscribe` from any thread; `deliver` and `finish` on the
-/// reducer thread only.
+/// reducer thread only. No subscription's `append` or `end` (which resume
+/// waiting tasks) runs under the lock (see `deliver`).
 final class StateObservers<State: Sendable>: Sendable {
     private struct Storage {
         var active: [UInt64: StateSubscription<State>] = [:]
@@ -27,6 +28,11 @@ final class StateObservers<State: Sendable>: Sendable {
     let isObserved = UnsafeAtomic<Bool>.create(false)
     /// atomic: any thread. True while an observer waits for its first state.
     let hasPending = UnsafeAtomic<Bool>.create(false)
+    // Runner only (`deliver` runs on the loop's one runner at a time, and
+    // the scheduling protocol orders consecutive runners): scratch lists
+    // for the subscriptions a delivery hands states to outside the lock.
+    nonisolated(unsafe) private var deliveryScratch: [StateSubscription<State>] = []
+    nonisolated(unsafe) private var joiningScratch: [StateSubscription<State>] = []
 
     deinit {
         isObserved.destroy()
@@ -70,36 +76,57 @@ final class StateObservers<State: Sendable>: Sendable {
 
     /// Yields `batch` to active observers; pending ones get `firstState`,
     /// then `batch[pendingFrom...]`, and become active. Reducer thread only.
+    ///
+    /// The states are handed over after the lock is released: appending
+    /// resumes a waiting `next()`, which takes the Swift runtime's lock on
+    /// that task, and a task being cancelled holds that lock while its
+    /// cancellation handler ends the subscription, which takes this lock
+    /// (`remove`). Holding this lock while resuming deadlocked the two. A
+    /// subscription removed in between ignores the append (it has ended);
+    /// one that subscribes in between is pending until the next delivery.
+    /// Only the runner delivers, so batches still arrive in order.
     func deliver(_ batch: UnsafeBufferPointer<State>, pendingFrom: Int, firstState: State) {
+        // The runner's scratch lists keep their capacity: no allocation per
+        // batch.
+        var active = deliveryScratch
+        var joining = joiningScratch
+        deliveryScratch = []
+        joiningScratch = []
         storage.withLock { storage in
-            for subscription in storage.active.values {
-                subscription.append(batch)
-            }
-            if !storage.pending.isEmpty {
-                for (id, subscription) in storage.pending {
-                    subscription.append(firstState)
-                    subscription.append(UnsafeBufferPointer(rebasing: batch[pendingFrom...]))
-                    storage.active[id] = subscription
-                }
-                storage.pending.removeAll()
-                hasPending.store(false, ordering: .relaxed)
-            }
+            active.append(contentsOf: storage.active.values)
+            guard !storage.pending.isEmpty else { return }
+            joining.append(contentsOf: storage.pending.values)
+            for (id, subscription) in storage.pending { storage.active[id] = subscription }
+            storage.pending.removeAll()
+            hasPending.store(false, ordering: .relaxed)
         }
+        for subscription in active {
+            subscription.append(batch)
+        }
+        for subscription in joining {
+            subscription.append(firstState)
+            subscription.append(UnsafeBufferPointer(rebasing: batch[pendingFrom...]))
+        }
+        active.removeAll(keepingCapacity: true)
+        joining.removeAll(keepingCapacity: true)
+        deliveryScratch = active
+        joiningScratch = joining
     }
 
     /// Ends every stream after the final state. Later subscribers get the
     /// final state and an immediate end. Reducer thread only.
     func finish(final: State) {
-        let subscriptions = storage.withLock { storage in
-            for subscription in storage.pending.values { subscription.append(final) }
-            let all = Array(storage.active.values) + Array(storage.pending.values)
+        // As in `deliver`: states and ends are handed over outside the lock.
+        let (active, pending) = storage.withLock { storage in
+            let lists = (Array(storage.active.values), Array(storage.pending.values))
             storage.active.removeAll()
             storage.pending.removeAll()
             storage.finalState = final
             isObserved.store(false, ordering: .relaxed)
             hasPending.store(false, ordering: .relaxed)
-            return all
+            return lists
         }
-        for subscription in subscriptions { subscription.end(cancelled: false) }
+        for subscription in pending { subscription.append(final) }
+        for subscription in active + pending { subscription.end(cancelled: false) }
     }
 }
