@@ -10,8 +10,8 @@ extension StressSuite {
     /// when two loops are scheduled during its search and the first one's
     /// slice is long (here its feedback waits until the second has run),
     /// the second must not wait for that slice while the pool's other
-    /// thread sleeps. Found as a crawling blocking chain (each hop waiting
-    /// for a 1 ms timeout); this is that race without the bounded queues.
+    /// thread sleeps. (A chain of `.block` loops hits the same race through
+    /// bounded queues.)
     ///
     /// Each round emits to `waiter` and then at once to `target`, right
     /// after the previous round ended, while the threads still search. The

@@ -29,10 +29,9 @@ final class StateObservers<State: Sendable>: Sendable {
     /// atomic: any thread. True while an observer waits for its first state.
     let hasPending = UnsafeAtomic<Bool>.create(false)
     // Runner only (`deliver` runs on the loop's one runner at a time, and
-    // the scheduling protocol orders consecutive runners): scratch lists
-    // for the subscriptions a delivery hands states to outside the lock.
+    // the scheduling protocol orders consecutive runners): the scratch list
+    // of the subscriptions a delivery hands states to outside the lock.
     nonisolated(unsafe) private var deliveryScratch: [StateSubscription<State>] = []
-    nonisolated(unsafe) private var joiningScratch: [StateSubscription<State>] = []
 
     deinit {
         isObserved.destroy()
@@ -81,24 +80,23 @@ final class StateObservers<State: Sendable>: Sendable {
     /// resumes a waiting `next()`, which takes the Swift runtime's lock on
     /// that task, and a task being cancelled holds that lock while its
     /// cancellation handler ends the subscription, which takes this lock
-    /// (`remove`). Holding this lock while resuming deadlocked the two. A
+    /// (`remove`): holding this lock while resuming would deadlock the two. A
     /// subscription removed in between ignores the append (it has ended);
     /// one that subscribes in between is pending until the next delivery.
     /// Only the runner delivers, so batches still arrive in order.
     func deliver(_ batch: UnsafeBufferPointer<State>, pendingFrom: Int, firstState: State) {
-        // The runner's scratch lists keep their capacity: no allocation per
-        // batch.
+        // The runner's scratch list keeps its capacity: no allocation per
+        // batch (joining happens once per subscription).
         var active = deliveryScratch
-        var joining = joiningScratch
         deliveryScratch = []
-        joiningScratch = []
-        storage.withLock { storage in
+        let joining = storage.withLock { storage -> [StateSubscription<State>] in
             active.append(contentsOf: storage.active.values)
-            guard !storage.pending.isEmpty else { return }
-            joining.append(contentsOf: storage.pending.values)
+            guard !storage.pending.isEmpty else { return [] }
+            let joining = Array(storage.pending.values)
             for (id, subscription) in storage.pending { storage.active[id] = subscription }
             storage.pending.removeAll()
             hasPending.store(false, ordering: .relaxed)
+            return joining
         }
         for subscription in active {
             subscription.append(batch)
@@ -108,9 +106,7 @@ final class StateObservers<State: Sendable>: Sendable {
             subscription.append(UnsafeBufferPointer(rebasing: batch[pendingFrom...]))
         }
         active.removeAll(keepingCapacity: true)
-        joining.removeAll(keepingCapacity: true)
         deliveryScratch = active
-        joiningScratch = joining
     }
 
     /// Ends every stream after the final state. Later subscribers get the

@@ -195,9 +195,6 @@ final class PoolCore: LoopExecutor {
             registry.threadsRunning += 1
             return true
         }
-        // A loop waiting in the ready queue may be the one this thread is
-        // about to wait for; make sure a thread looks for it.
-        if !spawn, !spindle_runq_is_empty(readyQueue) { wakeSleeperIfNobodySearches() }
         guard spawn else { return }
         // Without a spare the blocked thread waits as it would have; its
         // wait ends when the loop it waits for is run or stopped.
@@ -296,7 +293,7 @@ final class PoolCore: LoopExecutor {
         // `searching` changes each time a pool thread runs out of work. A
         // thread that registers to sleep after this load re-checks the
         // queue after registering, and sees the push.
-        if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
+        wakeSleepersIfNobodySearchesAfterRMW()
     }
 
     /// Wakes the sleeping threads when nobody is searching, for a caller
@@ -305,6 +302,13 @@ final class PoolCore: LoopExecutor {
     /// below re-checks the queue itself.
     private func wakeSleeperIfNobodySearches() {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
+        wakeSleepersIfNobodySearchesAfterRMW()
+    }
+
+    /// The wake shared by `schedule` and the pop rule, for a caller whose
+    /// last write was a sequentially consistent RMW or fence.
+    @inline(__always)
+    private func wakeSleepersIfNobodySearchesAfterRMW() {
         if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
     }
 

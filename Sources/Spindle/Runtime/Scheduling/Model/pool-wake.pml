@@ -25,7 +25,7 @@
  * thread exits.
  * A run in which the producer waits for ever is an invalid end state.
  *
- * -DBROKEN_NO_HANDOFF: without the pop rule (the code before the fix).
+ * -DBROKEN_NO_HANDOFF: without the pop rule.
  * SPIN must find the deadlock.
  */
 #ifndef THREADS
