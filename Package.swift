@@ -25,13 +25,13 @@ let package = Package(
         // SpindleMetrics only: the loop's counters, gauge and timer.
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // SpindleCombine only, where Apple's Combine is missing (Linux, Windows…).
-        .package(url: "https://github.com/OpenCombine/OpenCombine", exact: "0.14.0"),
+        .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
         // Benchmark harness only: command line, latency histograms.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
         // Documentation only: `swift package generate-documentation --target Spindle`
         // (a command plugin; no target depends on it, so builds never run it).
-        .package(url: "https://github.com/swiftlang/swift-docc-plugin", exact: "1.5.0"),
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The C target: liburcu wrappers, the bounded ring, the parker. liburcu

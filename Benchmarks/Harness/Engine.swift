@@ -1,4 +1,4 @@
-import Spindle
+@_spi(Benchmarks) import Spindle
 
 /// The engines compared side by side. The queue engines (`lockfree`, `ring`,
 /// `baseline`) vary the event queue on the default executor (the shared

@@ -33,7 +33,7 @@ struct SpindleExample {
         Console.line("user", "logs in as ada")
         session.emit(.logIn(user: "ada"))
         // Every state in order, starting with the current one: wait for page 1.
-        for await state in catalog.states where state.page == 1 && state.loading == nil { break }
+        for await state in catalog.states() where state.page == 1 && state.loading == nil { break }
 
         // The state keeps the next page's number: no need to ask the server.
         if let next = catalog.state.next {
@@ -43,11 +43,11 @@ struct SpindleExample {
         try? await Task.sleep(for: .milliseconds(150))
         Console.line("user", "jumps to page 3 before page 2 has arrived")
         session.emit(.goTo(page: 3))
-        for await state in catalog.states where state.page == 3 && state.loading == nil { break }
+        for await state in catalog.states() where state.page == 3 && state.loading == nil { break }
 
         Console.line("user", "logs out")
         session.emit(.logOut)
-        for await state in catalog.states where state == Catalog() { break }
+        for await state in catalog.states() where state == Catalog() { break }
 
         // Stop the session first: its gear feedback is the catalogue's source.
         await session.stop()

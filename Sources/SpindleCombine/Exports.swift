@@ -1,9 +1,19 @@
-// `import SpindleCombine` brings the Combine vocabulary with it (`Just`,
-// `AnyPublisher`, `sink`…): Apple's Combine where it exists, OpenCombine
-// elsewhere. A user's target then needs no OpenCombine dependency of its own,
-// and the same code builds on both.
+// `import SpindleCombine` brings the Combine names that its own API is made
+// of — `Publisher`, `AnyPublisher`, `AnyCancellable`, `ObservableObject`,
+// `Published` — from Apple's Combine where it exists, OpenCombine elsewhere,
+// so code written against SpindleCombine's API builds on both with no import
+// of its own. Nothing else of Combine is re-exported: code that uses more
+// (`Just`, subjects, operators' types) imports Combine or OpenCombine itself.
 #if canImport(Combine)
-@_exported import Combine
+@_exported import protocol Combine.Publisher
+@_exported import struct Combine.AnyPublisher
+@_exported import class Combine.AnyCancellable
+@_exported import protocol Combine.ObservableObject
+@_exported import struct Combine.Published
 #else
-@_exported import OpenCombine
+@_exported import protocol OpenCombine.Publisher
+@_exported import struct OpenCombine.AnyPublisher
+@_exported import class OpenCombine.AnyCancellable
+@_exported import protocol OpenCombine.ObservableObject
+@_exported import struct OpenCombine.Published
 #endif

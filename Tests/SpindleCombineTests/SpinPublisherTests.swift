@@ -4,7 +4,7 @@ import Combine
 import OpenCombine
 #endif
 import Dispatch
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import SpindleCombine
 import Testing
 import SpindleTestSupport
@@ -19,7 +19,7 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
             seen.append(state)
             return state < 20 ? 1 : nil
         })
-        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
         Reducer { state, event in state + event }
     }
 }

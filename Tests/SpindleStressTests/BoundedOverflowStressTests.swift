@@ -1,5 +1,5 @@
 import Foundation
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
 

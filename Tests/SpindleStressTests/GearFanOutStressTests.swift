@@ -1,5 +1,5 @@
 import Dispatch
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
 
@@ -77,7 +77,11 @@ final class FanOutMember: Sendable {
             }
         // Half the spins park at once when idle (no polling): more
         // park/wake races, and fewer idle reducers polling their queue.
-        }.start(options: SpinOptions(queue: queue, spinsBeforeParking: id % 2 == 0 ? 0 : 2000))
+        }.start(options: {
+            var options = SpinOptions(queue: queue)
+            options.spinsBeforeParking = id % 2 == 0 ? 0 : 2000
+            return options
+        }())
     }
 
     func stop() async {

@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Synchronization
 import Testing
 import SpindleTestSupport

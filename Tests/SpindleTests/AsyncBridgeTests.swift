@@ -1,5 +1,5 @@
 import Foundation
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
 
@@ -11,7 +11,7 @@ import SpindleTestSupport
 /// attached while the loop runs.
 private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, Int> {
     Spin<Int, Int>(initialState: 0) {
-        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
         Reducer { state, event in min(state + event, limit) }
     }
 }

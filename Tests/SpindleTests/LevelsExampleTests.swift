@@ -34,7 +34,7 @@ let levelsReducer = Reducer<Levels, LevelsEvent> { state, event in
 func firstState<S: Sendable, E: Sendable>(
     of loop: SpinLoop<S, E>, where predicate: (S) -> Bool
 ) async -> S? {
-    for await state in loop.states where predicate(state) { return state }
+    for await state in loop.states() where predicate(state) { return state }
     return nil
 }
 

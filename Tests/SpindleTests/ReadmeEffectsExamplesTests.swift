@@ -74,7 +74,7 @@ let searchSpin = Spin(initialState: Search()) {
     @Test func theSearchExampleRunsAsTheReadmeSays() async {
         let search = searchSpin.start()
         search.emit(.typed("swift"))
-        for await state in search.states where state.saves == 1 { break }
+        for await state in search.states() where state.saves == 1 { break }
         await search.stop()
         // What the README's flow implies: the fetch came back, the feedback
         // asked for a save, the store handler answered.

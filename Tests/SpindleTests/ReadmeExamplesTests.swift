@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
 
@@ -182,7 +182,7 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
 
             // Every state in reduction order, starting with the current one.
             var seen: [Levels] = []
-            for await state in loop.states {
+            for await state in loop.states() {
                 print(state)
                 seen.append(state)
                 if state.left >= state.right { break }
@@ -533,7 +533,7 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
         #expect(gear.attachedCount == 2)
         let watchdog = readmeWatchdog(board)
 
-        for await state in board.states where state.laps == 3 { break }
+        for await state in board.states() where state.laps == 3 { break }
         await counter.stop()
         await board.stop()
         watchdog.cancel()

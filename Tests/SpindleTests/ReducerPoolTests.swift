@@ -1,5 +1,5 @@
 import Dispatch
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
 
@@ -43,7 +43,7 @@ import SpindleTestSupport
         #expect(await loop.stop() == StopReport(reduced: 0, discarded: 0))
         #expect(loop.state == 7)
         var states: [Int] = []
-        for await state in loop.states { states.append(state) }
+        for await state in loop.states() { states.append(state) }
         #expect(states == [7])
         #expect(pool.liveLoops == 0)
     }

@@ -68,7 +68,7 @@ import SpindleTestSupport
     /// A limit below 1 counts as 1: the consumer still gets the latest state.
     @Test func aLimitBelowOneCountsAsOne() async {
         let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
-        let every = loop.states
+        let every = loop.states()
         let none = loop.states(bufferingPolicy: .bufferingNewest(0))
         #expect(await eventually { every.bufferedCount >= 1 })
         for _ in 0..<10 { loop.emit(.increment) }

@@ -13,7 +13,7 @@ import SpindleTestSupport
         try await executor.withExecutor { executor in
             let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor))
-            var states = loop.states.makeAsyncIterator()
+            var states = loop.states().makeAsyncIterator()
             #expect(await states.next() == 0)
             var seen: [Int] = []
             for _ in 1...2_000 {
@@ -31,7 +31,7 @@ import SpindleTestSupport
     /// itself runs on.
     @Test func cancellingAWaitingNextEndsTheSubscription() async {
         let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
-        let stream = loop.states
+        let stream = loop.states()
         let firstSeen = Locked(false)
         let consumer = Task {
             var iterator = stream.makeAsyncIterator()
@@ -61,7 +61,7 @@ import SpindleTestSupport
     @Test func droppingTheSequenceEndsTheSubscription() async {
         let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         do {
-            var iterator = loop.states.makeAsyncIterator()
+            var iterator = loop.states().makeAsyncIterator()
             #expect(await iterator.next() == 0)
             #expect(loop.stateSubscriberCount == 1)
         }
@@ -75,8 +75,8 @@ import SpindleTestSupport
     /// state from the moment they were made.
     @Test func twoSequencesEachSeeEveryState() async {
         let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
-        let first = loop.states
-        let second = loop.states
+        let first = loop.states()
+        let second = loop.states()
         let collect = { @Sendable (stream: SpinStates<Int>) in
             Task { () -> [Int] in
                 var values: [Int] = []
@@ -97,7 +97,7 @@ import SpindleTestSupport
     /// forgotten).
     @Test func oneSequenceSharedByTwoTasksHandsOutEachStateOnce() async {
         let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
-        let stream = loop.states
+        let stream = loop.states()
         let consumers = (0..<2).map { _ in
             Task { () -> [Int] in
                 var values: [Int] = []

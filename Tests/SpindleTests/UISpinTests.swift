@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
 
@@ -33,7 +33,7 @@ private func renderQueue() -> (DispatchQueue, DispatchSpecificKey<Int>) {
 private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     Spin<Int, Int>(initialState: 0) {
         Feedback(effect: { (state: Int) -> Int? in state < 20 ? 1 : nil })
-        Feedback(attachedTo: gear, propagating: { (value: Int) -> Int? in value })
+        Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
         Reducer { state, event in state + event }
     }
 }
@@ -134,6 +134,26 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         name.wrappedValue = "Grace"
         #expect(await eventually { name.wrappedValue == "Grace" })
         #expect(uiSpin.state == Form(name: "Grace", edits: 2))
+    }
+
+    @Test func bindingWithAnEventValueEmitsThatEventOnEverySet() async {
+        // Spin.Swift's form, verbatim: `binding(for: \.isPaused, event: .toggle)`.
+        struct Player: Sendable, Equatable { var isPaused = false; var toggles = 0 }
+        enum PlayerEvent: Sendable { case toggle }
+        let uiSpin = UISpin(
+            spin: Spin<Player, PlayerEvent>(initialState: Player()) {
+                Reducer { player, _ in Player(isPaused: !player.isPaused, toggles: player.toggles + 1) }
+            },
+            renderOn: renderQueue().0)
+        uiSpin.start()
+        let isPaused = uiSpin.binding(for: \.isPaused, event: .toggle)
+        #expect(isPaused.get() == false)
+        isPaused.set(true)
+        #expect(await eventually { isPaused.get() == true })
+        // The value set is not the event: setting `true` again toggles again.
+        isPaused.wrappedValue = true
+        #expect(await eventually { uiSpin.state.toggles == 2 })
+        #expect(uiSpin.state == Player(isPaused: false, toggles: 2))
     }
 
     // A test process's async main serves the main queue while it awaits.

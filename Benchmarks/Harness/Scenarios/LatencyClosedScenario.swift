@@ -26,7 +26,7 @@ enum LatencyClosedScenario {
         let count = run.events
         let loop = Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
             .start(options: run.options)
-        var states = loop.states.makeAsyncIterator()
+        var states = loop.states().makeAsyncIterator()
         let first = await states.next()
         try expect(first?.received == 0, "the observer's first state is \(String(describing: first))", in: run)
         var histogram = LatencySummary.makeHistogram()

@@ -20,15 +20,3 @@ public struct SpinBinding<Value>: Sendable {
         nonmutating set { set(newValue) }
     }
 }
-
-#if canImport(SwiftUI)
-import SwiftUI
-
-extension Binding {
-    /// A SwiftUI binding over a ``SpinBinding``: reading calls its `get`,
-    /// writing its `set` (which emits the event).
-    public init(_ binding: SpinBinding<Value>) {
-        self.init(get: binding.get, set: { binding.set($0) })
-    }
-}
-#endif

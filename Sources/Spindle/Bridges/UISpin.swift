@@ -100,8 +100,8 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
 
     /// A get/set pair for one value of the state: `get` reads it from
     /// ``state``, `set` emits `event(newValue)` (the state changes when the
-    /// event is reduced). With SwiftUI, `Binding(spinBinding)` makes a
-    /// SwiftUI `Binding` of it.
+    /// event is reduced). With SwiftUI, `Binding(spinBinding)` (in
+    /// `SpindleCombine`) makes a SwiftUI `Binding` of it.
     /// - Parameters:
     ///   - keyPath: the value in the state.
     ///   - event: the event that sets a new value.
@@ -113,5 +113,22 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
         SpinBinding(
             get: { self.state[keyPath: keyPath] },
             set: { self.emit(event($0)) })
+    }
+
+    /// A get/set pair for one value of the state whose setter always emits
+    /// the same event, whatever the new value (Spin.Swift's form:
+    /// `binding(for: \.isPaused, event: .toggle)`): `get` reads the value
+    /// from ``state``, `set` emits `event`.
+    /// - Parameters:
+    ///   - keyPath: the value in the state.
+    ///   - event: the event emitted on every set.
+    /// - Returns: a binding that holds this UI spin (and so its loop).
+    public func binding<Value>(
+        for keyPath: KeyPath<State, Value> & Sendable,
+        event: Event
+    ) -> SpinBinding<Value> {
+        SpinBinding(
+            get: { self.state[keyPath: keyPath] },
+            set: { _ in self.emit(event) })
     }
 }

@@ -20,19 +20,66 @@ extension Feedback {
 
     /// Creates a feedback that turns the gear's events into this loop's
     /// events while the loop runs (attached at start, detached at stop).
+    ///
+    /// When the loop's events and the gear's are of one type, Swift cannot
+    /// tell this form from the state → gear one by the closure alone; write
+    /// ``init(attachedTo:fromGear:on:)`` (and ``init(attachedTo:toGear:on:)``
+    /// for the other direction) to say which.
+    /// - Parameters:
+    ///   - gear: the gear to listen to.
+    ///   - propagating: maps a gear event to a loop event, or nil to ignore it.
+    ///   - queue: where `propagating` runs (a serial queue keeps each
+    ///     propagating thread's order); nil: on the thread that calls
+    ///     ``Gear/propagate(_:)``.
     public init<GearEvent: Sendable>(
         attachedTo gear: Gear<GearEvent>,
-        propagating: @escaping @Sendable (GearEvent) -> Event?
+        propagating: @escaping @Sendable (GearEvent) -> Event?,
+        on queue: DispatchQueue? = nil
+    ) {
+        self.init(attachedTo: gear, fromGear: propagating, on: queue)
+    }
+
+    /// The gear → loop form under a label of its own: turns the gear's
+    /// events into this loop's events while the loop runs.
+    /// - Parameters:
+    ///   - gear: the gear to listen to.
+    ///   - transform: maps a gear event to a loop event, or nil to ignore it.
+    ///   - queue: where `transform` runs; nil: on the propagating thread.
+    public init<GearEvent: Sendable>(
+        attachedTo gear: Gear<GearEvent>,
+        fromGear transform: @escaping @Sendable (GearEvent) -> Event?,
+        on queue: DispatchQueue? = nil
     ) {
         self.init(
             effect: .attached({ emitter in
                 gear.subscribe { gearEvent in
-                    if let event = propagating(gearEvent) { _ = emitter.emit(event) }
+                    guard let queue else {
+                        if let event = transform(gearEvent) { _ = emitter.emit(event) }
+                        return
+                    }
+                    queue.async {
+                        if let event = transform(gearEvent) { _ = emitter.emit(event) }
+                    }
                 }
             }),
             queue: nil,
             strategy: .continueOnNewState
         )
+    }
+
+    /// The state → gear form under a label of its own: propagates a gear
+    /// event for each state that `transform` maps to one.
+    /// - Parameters:
+    ///   - gear: the gear to propagate to.
+    ///   - transform: maps a state to a gear event, or nil.
+    ///   - queue: where `transform` and the propagation run; nil: the
+    ///     loop's executor.
+    public init<GearEvent: Sendable>(
+        attachedTo gear: Gear<GearEvent>,
+        toGear transform: @escaping @Sendable (State) -> GearEvent?,
+        on queue: DispatchQueue? = nil
+    ) {
+        self.init(attachedTo: gear, propagating: transform, on: queue)
     }
 
     /// Short syntax: propagates `gearEvent` whenever the state equals `state`.
@@ -49,8 +96,9 @@ extension Feedback {
     public init<GearEvent: Sendable & Equatable>(
         attachedTo gear: Gear<GearEvent>,
         catching gearEvent: GearEvent,
-        emitting event: Event
+        emitting event: Event,
+        on queue: DispatchQueue? = nil
     ) {
-        self.init(attachedTo: gear, propagating: { $0 == gearEvent ? event : nil })
+        self.init(attachedTo: gear, fromGear: { $0 == gearEvent ? event : nil }, on: queue)
     }
 }

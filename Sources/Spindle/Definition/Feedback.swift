@@ -42,6 +42,14 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         /// it reads every state, in order, from the stream, and emits through
         /// the emitter. Stop finishes the stream and cancels the run.
         case stream(@Sendable (AsyncStream<State>, EffectEmitter<Event>) async throws -> Void)
+        /// Not driven by states: one run for the loop's whole life, started
+        /// with the first state (which it does not see), emitting through
+        /// the emitter. Stop cancels the run.
+        case source(@Sendable (EffectEmitter<Event>) async throws -> Void)
+        /// Several feedbacks given as one (``Feedback/init(effects:)``). A
+        /// spin flattens them into its feedback list, so the engine never
+        /// runs this case itself.
+        case merged([Feedback<State, Event>])
     }
 
     package let effect: Effect
@@ -152,9 +160,20 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
+    /// The feedbacks this one stands for, in order: itself, or the parts of
+    /// a merged feedback (recursively).
+    package var flattened: [Feedback] {
+        guard case .merged(let parts) = effect else { return [self] }
+        return parts.flatMap(\.flattened)
+    }
+
     /// Returns this feedback running on `queue` (this also undoes
-    /// ``executeOnReducerThread()``).
+    /// ``executeOnReducerThread()``). For a merged feedback
+    /// (``init(effects:)``), every part runs on `queue`.
     public func execute(on queue: DispatchQueue) -> Feedback {
+        if case .merged(let parts) = effect {
+            return Feedback(effect: .merged(parts.map { $0.execute(on: queue) }), queue: nil, strategy: strategy)
+        }
         var copy = self
         copy.queue = queue
         copy.runsOnReducerThread = false
@@ -168,8 +187,12 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// loop. Events it emits go to the loop's local queue and are reduced
     /// before the next batch.
     ///
-    /// - Precondition: the effect is synchronous (`(State) -> Event?`).
+    /// - Precondition: the effect is synchronous (`(State) -> Event?` or
+    ///   `(State) -> Void`; for a merged feedback, every part's is).
     public func executeOnReducerThread() -> Feedback {
+        if case .merged(let parts) = effect {
+            return Feedback(effect: .merged(parts.map { $0.executeOnReducerThread() }), queue: nil, strategy: strategy)
+        }
         guard case .sync = effect else {
             preconditionFailure("Spindle: only synchronous effects can run on the reducer thread")
         }

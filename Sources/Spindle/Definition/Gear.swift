@@ -21,6 +21,30 @@ public final class Gear<Event: Sendable>: Sendable {
     /// Creates a gear with no attached loops.
     public init() {}
 
+    /// The gear's events as an `AsyncSequence` (Spin.Swift's `eventStream`):
+    /// every event propagated after this call, in the order each thread
+    /// propagated them, until the stream is dropped or its task cancelled.
+    ///
+    /// Each call subscribes anew. `propagate(_:)` only appends to the
+    /// stream's buffer, so a slow reader never slows the propagating thread;
+    /// with `.unbounded` (the default) the buffer grows while the reader
+    /// lags, with `.bufferingNewest(n)` it keeps the newest `n`.
+    ///
+    /// ```swift
+    /// for await event in gear.events() { log(event) }
+    /// ```
+    ///
+    /// - Parameter bufferingPolicy: what the stream keeps while its reader lags.
+    /// - Returns: a stream of the events propagated from now on.
+    public func events(
+        bufferingPolicy: AsyncStream<Event>.Continuation.BufferingPolicy = .unbounded
+    ) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream<Event>.makeStream(bufferingPolicy: bufferingPolicy)
+        let subscription = subscribe { event in continuation.yield(event) }
+        continuation.onTermination = { _ in subscription.cancel() }
+        return stream
+    }
+
     /// Sends `event` to every attached loop.
     public func propagate(_ event: Event) {
         let list = subscribers.withLock { $0.list }
@@ -29,8 +53,10 @@ public final class Gear<Event: Sendable>: Sendable {
         }
     }
 
-    /// Number of loops attached right now (for tests and diagnostics).
-    public var attachedCount: Int {
+    /// Number of loops attached right now. For tests and diagnostics only
+    /// (`@_spi(Testing) import Spindle`): a snapshot that may be stale by the
+    /// time it is read.
+    @_spi(Testing) public var attachedCount: Int {
         subscribers.withLock { $0.list.count }
     }
 

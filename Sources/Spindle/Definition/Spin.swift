@@ -13,7 +13,8 @@ import Dispatch
 /// let loop = spin.start()
 /// ```
 public struct Spin<State: Sendable, Event: Sendable>: Sendable {
-    /// The feedbacks, in declaration order.
+    /// The feedbacks, in declaration order; a merged feedback
+    /// (``Feedback/init(effects:)``) is listed as its parts, in order.
     public let feedbacks: [Feedback<State, Event>]
     /// The reducer.
     public let reducer: Reducer<State, Event>
@@ -62,6 +63,8 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         reducer: Reducer<State, Event>,
         executeOn queue: DispatchQueue? = nil
     ) {
+        // Merged feedbacks (`Feedback(effects:)`) take their parts' places.
+        let feedbacks = feedbacks.flatMap(\.flattened)
         self.initialState = initialState
         self.feedbacks = feedbacks
         self.hasFeedbacks = !feedbacks.isEmpty

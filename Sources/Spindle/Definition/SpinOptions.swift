@@ -25,8 +25,11 @@ public enum QueueKind: Sendable, Hashable {
     case lockFree
     /// Bounded ring in C11 atomics, with an overflow policy.
     case bounded(capacity: Int, overflow: OverflowPolicy)
-    /// The pure-Swift comparison queue (a lock around a `Deque`), for benchmarks.
-    case baseline
+    /// The pure-Swift comparison queue, for the benchmark harness and tests
+    /// only: a pthread mutex around a growable ring of events, drained by
+    /// swapping the whole ring out under one lock acquisition. Not a
+    /// supported choice for applications (hence the SPI).
+    @_spi(Benchmarks) case baseline
 }
 
 /// An error thrown by a feedback's effect, as reported to
@@ -58,7 +61,11 @@ public struct SpinOptions: Sendable {
     /// How many CPU pauses (tens of nanoseconds each) a dedicated thread
     /// spends polling for work once its loop is idle, before it sleeps.
     /// Higher: lower wake-up latency, more CPU burnt while idle. Default: 2000.
-    public var spinsBeforeParking: Int
+    ///
+    /// A tuning knob counted in CPU pauses, whose meaning depends on the
+    /// processor: SPI (`@_spi(Tuning) import Spindle`) for the benchmark
+    /// harness and tests, not part of the supported API.
+    @_spi(Tuning) public var spinsBeforeParking: Int = 2000
 
     /// Creates options.
     public init(
@@ -66,17 +73,14 @@ public struct SpinOptions: Sendable {
         queue: QueueKind = .lockFree,
         onEffectError: (@Sendable (EffectError) -> Void)? = nil,
         logger: Logger = Logger(label: "spindle"),
-        maxBatch: Int = 1024,
-        spinsBeforeParking: Int = 2000
+        maxBatch: Int = 1024
     ) {
         precondition(maxBatch > 0, "Spindle: maxBatch must be > 0")
-        precondition(spinsBeforeParking >= 0, "Spindle: spinsBeforeParking must be >= 0")
         self.executor = executor
         self.queue = queue
         self.onEffectError = onEffectError
         self.logger = logger
         self.maxBatch = maxBatch
-        self.spinsBeforeParking = spinsBeforeParking
     }
 }
 

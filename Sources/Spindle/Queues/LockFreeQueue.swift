@@ -1,4 +1,4 @@
-import CSpindle
+internal import CSpindle
 
 /// The default, unbounded event queue: liburcu's wait-free concurrent queue
 /// with pooled nodes that carry each `Event` inline (no allocation per event

@@ -1,4 +1,4 @@
-import CSpindle
+internal import CSpindle
 
 /// The bounded event queue: the C ring hands out sequence numbers (claim →
 /// write → publish) and the payloads live in a preallocated Swift slot array

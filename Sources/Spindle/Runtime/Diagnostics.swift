@@ -1,8 +1,8 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// Process-wide counts of the objects Spindle's engine keeps alive, for
-/// leak checks in tests and soak runs.
+/// leak checks in tests and soak runs. SPI: `@_spi(Testing) import Spindle`.
 ///
 /// Every running or stopped-but-referenced loop holds one ``loops`` entry,
 /// one reducer thread until its thread function returns, one feedback worker
@@ -18,7 +18,7 @@ import CSpindle
 /// Thread safety: `current` may be read from any thread; the counts are
 /// taken one by one (relaxed), so a snapshot taken while loops start or
 /// stop may mix moments.
-public struct SpindleLiveObjects: Sendable, Hashable, CustomStringConvertible {
+@_spi(Testing) public struct SpindleLiveObjects: Sendable, Hashable, CustomStringConvertible {
     /// Loop engines (`SpinLoop`'s core) not yet deinitialized.
     public let loops: Int
     /// Reducer threads whose thread function has not returned.

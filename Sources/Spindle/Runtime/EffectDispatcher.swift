@@ -1,4 +1,4 @@
-import Atomics
+internal import Atomics
 import Dispatch
 
 /// One loop's runtime of an ``EffectRouter``: route queues, pending effects,

@@ -1,5 +1,5 @@
-import CSpindle
-import Atomics
+internal import CSpindle
+internal import Atomics
 import Dispatch
 
 /// Runs one feedback of a running loop.
@@ -83,7 +83,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let streamStates: AsyncStream<State>?
     private let streamInput: AsyncStream<State>.Continuation?
     // On the worker's one runner (its queue's drain, or the loop's runner
-    // for an inline worker): whether the stream feedback's run has started,
+    // for an inline worker): whether the stream (or source) feedback's run has started,
     // and the next synchronous run's number (used only when observed).
     @exclusivity(unchecked) nonisolated(unsafe) private var streamStarted = false
     @exclusivity(unchecked) nonisolated(unsafe) private var nextSyncRunID: UInt64 = 0
@@ -290,8 +290,15 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
                 }
             }
             streamInput?.yield(state)
+        case .source(let body):
+            if !streamStarted {
+                streamStarted = true
+                startRun { emitter in try await body(emitter) }
+            }
         case .attached:
             break
+        case .merged:
+            preconditionFailure("Spindle: a spin flattens merged feedbacks")
         }
     }
 

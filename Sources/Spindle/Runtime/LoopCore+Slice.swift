@@ -1,5 +1,5 @@
-import CSpindle
-import Atomics
+internal import CSpindle
+internal import Atomics
 
 // A slice of a loop's work, run by its executor (one runner at a time):
 // drain up to a budget of events, reduce each in order, run the inline

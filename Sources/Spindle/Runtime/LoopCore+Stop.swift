@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// A loop's stop request: none yet, or the first request's mode.
 enum StopRequest: UInt8, AtomicValue, Sendable {

@@ -1,5 +1,5 @@
-import CSpindle
-import Atomics
+internal import CSpindle
+internal import Atomics
 import Dispatch
 
 /// The engine behind a ``SpinLoop``: the gate that decides what `emit`

@@ -1,4 +1,4 @@
-import Atomics
+internal import Atomics
 
 /// The loop's event and effect counters. Every field is an atomic that any
 /// thread may read; the writers are named per field.

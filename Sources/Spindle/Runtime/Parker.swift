@@ -1,4 +1,4 @@
-import CSpindle
+internal import CSpindle
 
 /// A Swift handle on the C event count (`spindle_parker`): a thread spins
 /// briefly on its condition, then sleeps on a futex until notified.

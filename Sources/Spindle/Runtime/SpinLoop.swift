@@ -4,7 +4,7 @@
 ///
 /// Create one with ``Spin/start(options:)``. Emit events from any thread;
 /// read ``state`` from any thread without a lock; observe every state with
-/// ``states``; stop with ``stop(_:)`` (or release the last reference).
+/// ``states(bufferingPolicy:)``; stop with ``stop(_:)`` (or release the last reference).
 ///
 /// > Important: Events emitted by one producer (one thread emitting in
 /// > sequence, or one effect run) are reduced in the order emitted. Nothing
@@ -59,7 +59,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         let choice = options.executor ?? spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
         let core = LoopCore(
             spin: spin, options: options,
-            executor: choice.makeExecutor(spinsBeforeParking: options.spinsBeforeParking))
+            executor: choice.makeExecutor(spinsBeforeParking: Swift.max(0, options.spinsBeforeParking)))
         beforeStart(core)
         do {
             try core.start(spin: spin)
@@ -100,30 +100,44 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// batch the reducer thread reduces.
     public var state: State { core.snapshot.value(as: State.self) }
 
-    /// A new subscription to the loop's states: the current state first,
-    /// then every new state in reduction order. It ends when the loop stops
-    /// (after the final state); on a stopped loop it yields the final state
-    /// and ends. Each read subscribes anew, with a buffer of its own (keep
-    /// the sequence rather than reading this again); cancelling the task
-    /// waiting in `next()`, or dropping the sequence and its iterators,
-    /// ends the subscription. See ``SpinStates`` for how `next()` waits.
+    /// A new subscription to the loop's states, as ``states(bufferingPolicy:)``
+    /// with the unbounded policy.
+    ///
+    /// Deprecated because a property that subscribes anew on every read (each
+    /// with a buffer of its own) looks like a stored value; the method says
+    /// what it does.
+    @available(*, deprecated, renamed: "states()", message: "each read subscribes anew; call states() once and keep the sequence")
     public var states: SpinStates<State> {
         core.subscribeStates()
     }
 
-    /// A new subscription to the loop's states, as ``states``, that keeps
-    /// what `bufferingPolicy` says while its consumer lags. With
-    /// ``SpinStates/BufferingPolicy/latest`` (or `.bufferingNewest(n)`) a
-    /// slow consumer skips intermediate states but always gets to the
+    /// A new subscription to the loop's states: the current state first,
+    /// then every new state in reduction order, kept as `bufferingPolicy`
+    /// says while the consumer lags.
+    ///
+    /// It ends when the loop stops (after the final state); on a stopped
+    /// loop it yields the final state and ends. Each call subscribes anew,
+    /// with a buffer of its own: call it once and keep the sequence.
+    /// Cancelling the task waiting in `next()`, or dropping the sequence and
+    /// its iterators, ends the subscription. See ``SpinStates`` for how
+    /// `next()` waits.
+    ///
+    /// With ``SpinStates/BufferingPolicy/latest`` (or `.bufferingNewest(n)`)
+    /// a slow consumer skips intermediate states but always gets to the
     /// latest and the final one, in bounded memory: conflation for a
-    /// renderer.
+    /// renderer. With ``SpinStates/BufferingPolicy/unbounded`` (the default)
+    /// it sees every state, and a consumer that lags for good makes the
+    /// buffer grow without bound.
     ///
     /// ```swift
     /// for await state in loop.states(bufferingPolicy: .latest) {
     ///     render(state)  // never behind by more than one state
     /// }
     /// ```
-    public func states(bufferingPolicy: SpinStates<State>.BufferingPolicy) -> SpinStates<State> {
+    ///
+    /// - Parameter bufferingPolicy: what to keep while the consumer lags.
+    /// - Returns: the subscription, an `AsyncSequence` of states.
+    public func states(bufferingPolicy: SpinStates<State>.BufferingPolicy = .unbounded) -> SpinStates<State> {
         core.subscribeStates(limit: bufferingPolicy.limit)
     }
 

@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// A loop's states as an `AsyncSequence`: the state current when the
 /// sequence was made first, then every new state in reduction order; it

@@ -1,4 +1,4 @@
-import Atomics
+internal import Atomics
 
 /// The observers of `SpinLoop.states`: each sees the loop's current state
 /// first, then every new state, in reduction order.

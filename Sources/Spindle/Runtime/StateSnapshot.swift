@@ -1,4 +1,4 @@
-import Atomics
+internal import Atomics
 
 /// One published state, in raw storage.
 ///

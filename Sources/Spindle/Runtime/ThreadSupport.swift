@@ -1,4 +1,4 @@
-import CSpindle
+internal import CSpindle
 
 #if canImport(Glibc)
 import Glibc

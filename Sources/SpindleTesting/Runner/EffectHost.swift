@@ -38,6 +38,8 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
         /// Runs not cancelled and not ended, oldest first.
         var current: [TestEffectRun] = []
         var source: StateSource<State>?
+        /// Whether a source feedback's one run has started.
+        var sourceStarted = false
         var attachment: AttachedSubscription?
     }
 
@@ -60,6 +62,7 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
     private let owner = Lock(WeakDriver(value: nil))
 
     init(feedbacks: [Feedback<State, Event>]) {
+        let feedbacks = feedbacks.flatMap(\.flattened)
         self.feedbacks = feedbacks
         books = Lock(Books(feedbacks: Array(repeating: PerFeedback(), count: feedbacks.count)))
     }
@@ -155,7 +158,16 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
                     }
                 }
                 source.yield(state)
-            case .attached:
+            case .source(let body):
+                let isNew = books.withLock { books -> Bool in
+                    if books.feedbacks[feedbackIndex].sourceStarted { return false }
+                    books.feedbacks[feedbackIndex].sourceStarted = true
+                    return true
+                }
+                if isNew {
+                    start(run, cancellingPrevious: false) { emitter in try await body(emitter) }
+                }
+            case .attached, .merged:
                 break
             }
         }

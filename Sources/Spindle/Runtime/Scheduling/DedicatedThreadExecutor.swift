@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// One OS thread for one loop: for a hot loop that should not share its
 /// thread. The thread spins briefly when the loop goes idle, then parks; it

@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// A loop's hot atomics, packed into 24 bytes, and its C task node, in one
 /// allocation: the

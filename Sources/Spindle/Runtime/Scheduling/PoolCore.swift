@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// The machinery behind a ``ReducerPool``: its ready queue, its threads,
 /// its list of live loops, and the shutdown.

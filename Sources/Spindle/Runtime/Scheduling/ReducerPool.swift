@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// A pool of reducer threads that runs many loops: the default executor.
 ///

@@ -1,5 +1,5 @@
-import Atomics
-import CSpindle
+internal import Atomics
+internal import CSpindle
 
 /// The scheduling half of a loop, which every executor runs the same way:
 /// the protocol of `Model/PROTOCOL.md` (checked with SPIN by

@@ -1,4 +1,4 @@
-import Atomics
+internal import Atomics
 
 /// Where a loop is in the scheduling protocol (see `Model/PROTOCOL.md`).
 ///
