@@ -34,6 +34,7 @@ enum Shape: Equatable, Sendable {
     case move(x: Int, y: Int)
     case resize(Int, Int)
     case named(String)
+    case rename(to: String)
     case clear
 }
 
@@ -217,19 +218,23 @@ func searchRouter(clock: TestClock) -> EffectRouter<LookupEffect, LookupEvent> {
         #expect(runner.ambiguousEffectRoutes.isEmpty)
     }
 
-    @Test func routeCaseTakesATupleForACaseWithSeveralValues() {
+    @Test func routeCaseTakesALabelledValueOrATupleForACaseWithSeveralValues() {
         let router = EffectRouter<Shape, String>()
             .routeCase({ (to: (x: Int, y: Int)) in Shape.move(x: to.x, y: to.y) }) { to in "moved to \(to.x),\(to.y)" }
             .routeCase({ (size: (Int, Int)) in Shape.resize(size.0, size.1) }) { size in "resized to \(size.0)x\(size.1)" }
+            .routeCase(Shape.rename(to:)) { name in "renamed to \(name)" }
             .routeEffects(equalTo: .clear) { "cleared" }
         let runner = TestSpin(Spin(initialState: [String]()) {
             Reducer({ (log: [String], event: String) -> Next<[String], Shape> in
-                event == "go" ? .dispatch([.move(x: 1, y: 2), .resize(3, 4), .named("n"), .clear]) : .next(log + [event])
+                event == "go"
+                    ? .dispatch([.move(x: 1, y: 2), .resize(3, 4), .named("n"), .rename(to: "r"), .clear])
+                    : .next(log + [event])
             }, effects: router)
         })
         runner.send("go")
         #expect(runner.runUntilIdle() == .settled)
-        #expect(runner.state == ["moved to 1,2", "resized to 3x4", "cleared"])
+        // `.rename(to:)`'s one labelled value is not confused with `.named`'s.
+        #expect(runner.state == ["moved to 1,2", "resized to 3x4", "renamed to r", "cleared"])
         #expect(runner.unhandledEffects(as: Shape.self) == [.named("n")])
     }
 

@@ -17,11 +17,12 @@ extension EffectRouter {
     /// are told apart.
     ///
     /// Limits: `Effect` must be an enum whose reflection is not customised
-    /// (no `CustomReflectable`), and the case must have one associated value
-    /// (for several, pass a closure taking a tuple:
-    /// `{ (id: Int, page: Int) in .load(id: id, page: page) }`). Cases that
-    /// share a base name and a payload type, differing only by argument
-    /// label, are not told apart.
+    /// (no `CustomReflectable`), and the case must have one associated value,
+    /// labelled or not (`Effect.fetch(query:)`); for several, pass a closure
+    /// taking a tuple: `{ (page: (id: Int, number: Int)) in
+    /// .load(id: page.id, number: page.number) }`. Cases that share a base
+    /// name and a payload type, differing only by argument label, are not
+    /// told apart.
     ///
     /// - Parameters:
     ///   - embed: the case's constructor, `Effect.someCase`. Called on the
@@ -31,8 +32,9 @@ extension EffectRouter {
     ///   - handler: performs the effect, given its payload; the event it
     ///     returns, if any, is emitted into the loop.
     /// - Returns: this router with the route added last.
-    /// - Complexity: one `Mirror` of each effect offered to the route, and
-    ///   one more of `embed(payload)` when the payload's type matches.
+    /// - Complexity: one `Mirror` of each effect offered to the route, one
+    ///   more of its associated value when that is not a `Payload`, and one
+    ///   of `embed(payload)` when it is. Allocates; on the reducer thread.
     public func routeCase<Payload: Sendable>(
         _ embed: @escaping @Sendable (Payload) -> Effect,
         on queue: DispatchQueue? = nil,
@@ -83,13 +85,22 @@ extension EffectRouter {
         let mirror = Mirror(reflecting: effect)
         guard mirror.displayStyle == .enum,
               let child = mirror.children.first,
-              let payload = child.value as? Payload
+              let label = child.label,
+              let payload = cast(child.value, to: Payload.self)
         else { return nil }
         // Same payload type is not enough: `.log("a")` holds a String too.
-        guard let label = child.label,
-              Mirror(reflecting: embed(payload)).children.first?.label == label
-        else { return nil }
+        guard Mirror(reflecting: embed(payload)).children.first?.label == label else { return nil }
         return payload
+    }
+
+    /// `value` as a `Payload`. Reflection shows the value of a case with one
+    /// labelled associated value, `fetch(query: String)`, as a one-element
+    /// tuple `(query: String)`, which no cast unwraps: its element is taken.
+    private static func cast<Payload>(_ value: Any, to type: Payload.Type) -> Payload? {
+        if let payload = value as? Payload { return payload }
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .tuple, mirror.children.count == 1 else { return nil }
+        return mirror.children.first?.value as? Payload
     }
 }
 
