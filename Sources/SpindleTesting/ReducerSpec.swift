@@ -15,6 +15,18 @@ import Spindle
 /// throws a ``SpecFailure`` naming the given state, the events, and the
 /// expected and actual states (with a line diff where both can be compared).
 ///
+/// For a reducer with effects as data (`Reducer(_:effects:)`, or a function
+/// returning a ``Spindle/Next``), the spec calls that function instead and
+/// records the effects each event dispatched too, without routing them to
+/// any handler, and checks them as Mobius's `hasEffects` does:
+///
+/// ```swift
+/// try ReducerSpec(next: searchNext)
+///     .given(Search())
+///     .when(.typed("swift"))
+///     .then(state: Search(query: "swift"), effects: [SearchEffect.log("search swift"), .fetch("swift")])
+/// ```
+///
 /// **Thread safety:** a value type; `Sendable`. The reducer runs on the
 /// calling thread.
 public struct ReducerSpec<State, Event>: Sendable {
@@ -29,6 +41,16 @@ public struct ReducerSpec<State, Event>: Sendable {
     /// Creates a spec for a reduce function.
     public init(_ reduce: @escaping @Sendable (State, Event) -> State) {
         self.reducer = Reducer(reduce)
+    }
+
+    /// Creates a spec for a reduce function with effects as data: the
+    /// outcome records the effects of each ``Spindle/Next`` it returns (see
+    /// ``Outcome/thenEffects(equal:fileID:line:)``).
+    /// - Parameter next: computes the next state and the effects; must be
+    ///   pure.
+    public init<Effect: Sendable>(next: @escaping @Sendable (State, Event) -> Next<State, Effect>)
+    where State: Sendable, Event: Sendable {
+        self.reducer = Reducer(next, effects: EffectRouter<Effect, Event>())
     }
 
     /// The state the events are reduced from.
@@ -48,16 +70,25 @@ public struct ReducerSpec<State, Event>: Sendable {
         }
 
         /// Reduces `events`, in order, from the given state. An empty list
-        /// leaves the state as given.
+        /// leaves the state as given. For a reducer with effects, records
+        /// the effects of each event (no handler runs).
         public func when(_ events: [Event]) -> Outcome {
             var states: [State] = []
             states.reserveCapacity(events.count)
+            let next = reducer.routedNext
+            var effects: [[any Sendable]]? = next == nil ? nil : []
             var current = state
             for event in events {
-                current = reducer.reduce(current, event)
+                if let next {
+                    let step = next(current, event)
+                    current = step.state ?? current
+                    effects?.append(step.effects.map(\.effect))
+                } else {
+                    current = reducer.reduce(current, event)
+                }
                 states.append(current)
             }
-            return Outcome(given: state, events: events, states: states)
+            return Outcome(given: state, events: events, states: states, effectsByEvent: effects)
         }
     }
 
@@ -69,6 +100,10 @@ public struct ReducerSpec<State, Event>: Sendable {
         public let events: [Event]
         /// The state after each event: `states[i]` follows `events[i]`.
         public let states: [State]
+        /// For a reducer with effects, the effects of each event:
+        /// `effectsByEvent[i]` are those `events[i]` dispatched, in order;
+        /// nil for a plain reducer.
+        let effectsByEvent: [[any Sendable]]?
 
         /// The state after the last event (the given state if there were none).
         public var finalState: State { states.last ?? given }
@@ -124,7 +159,11 @@ public struct ReducerSpec<State, Event>: Sendable {
             text += "when:\n"
             if events.isEmpty { text += "  (no events)\n" }
             for (index, event) in events.enumerated() {
-                text += "  \(index + 1). \(event)\n"
+                text += "  \(index + 1). \(event)"
+                if let effects = effectsByEvent?[index] {
+                    text += effects.isEmpty ? " → no effects" : " → effects: \(Rendering.list(effects))"
+                }
+                text += "\n"
             }
             text += extra
             text += "final state:\n\(Rendering.block(finalState))"
@@ -173,4 +212,5 @@ extension ReducerSpec.Outcome where State: Equatable {
 }
 
 extension ReducerSpec.Given: Sendable where State: Sendable {}
+// Its effects are `any Sendable`.
 extension ReducerSpec.Outcome: Sendable where State: Sendable, Event: Sendable {}

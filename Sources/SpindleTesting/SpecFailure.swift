@@ -52,6 +52,11 @@ enum Rendering {
         return lines(value).map { indent + $0 }.joined(separator: "\n")
     }
 
+    /// Values as an array literal: `[fetch("a"), log("b")]`.
+    static func list<T>(_ values: [T]) -> String {
+        "[" + values.map { String(describing: $0) }.joined(separator: ", ") + "]"
+    }
+
     /// "<label>:" and the value's block, for a failure's extra text.
     static func labeled<T>(_ label: String, _ value: T) -> String {
         "\(label):\n\(block(value))\n"

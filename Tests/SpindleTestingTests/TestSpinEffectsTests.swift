@@ -29,6 +29,15 @@ enum LookupEffect: Equatable, Sendable {
 
 struct LookupFailure: Error, Equatable {}
 
+/// Effects whose cases carry several values, or none.
+enum Shape: Equatable, Sendable {
+    case move(x: Int, y: Int)
+    case resize(Int, Int)
+    case named(String)
+    case rename(to: String)
+    case clear
+}
+
 @Sendable func lookupNext(_ state: Lookup, _ event: LookupEvent) -> Next<Lookup, LookupEffect> {
     var state = state
     switch event {
@@ -163,7 +172,7 @@ func searchRouter(clock: TestClock) -> EffectRouter<LookupEffect, LookupEvent> {
         ])
     }
 
-    @Test func effectsAreDispatchedInOrderToTheFirstRouteThatClaimsThem() {
+    @Test func effectsAreDispatchedInOrderToTheRouteThatClaimsThemOrTheFallback() {
         let clock = TestClock()
         let router = EffectRouter<LookupEffect, LookupEvent>()
             .route(searchQuery) { query in
@@ -171,7 +180,7 @@ func searchRouter(clock: TestClock) -> EffectRouter<LookupEffect, LookupEvent> {
                 return .loaded(query: query, results: [])
             }
             .route(logLine) { line in .logged(line) }
-            .route(where: { _ in true }) { _ in .logged("catch-all") }
+            .fallback { _ in .logged("catch-all") }
         let runner = TestSpin(Spin(initialState: Lookup()) { Reducer(fourEffectsNext, effects: router) })
         runner.send(.typed("q"))
         #expect(runner.effects(as: LookupEffect.self) == [.log("a"), .search("q"), .track("q"), .log("b")])
@@ -188,6 +197,64 @@ func searchRouter(clock: TestClock) -> EffectRouter<LookupEffect, LookupEvent> {
             .typed("q"), .logged("a"), .logged("catch-all"), .logged("b"), .loaded(query: "q", results: []),
         ])
         #expect(runner.unhandledEffects(as: LookupEffect.self).isEmpty)
+        #expect(runner.ambiguousEffectRoutes.isEmpty)
+    }
+
+    @Test func routeCaseTellsApartCasesWhosePayloadsHaveTheSameType() {
+        // `.log`, `.search` and `.track` all carry a String.
+        let router = EffectRouter<LookupEffect, LookupEvent>()
+            .routeCase(LookupEffect.log) { line in .logged("log \(line)") }
+            .routeCase(LookupEffect.track) { query in .logged("track \(query)") }
+        let runner = TestSpin(Spin(initialState: Lookup()) { Reducer(fourEffectsNext, effects: router) })
+        runner.send(.typed("q"))
+        #expect(runner.runUntilIdle() == .settled)
+        #expect(runner.effectLog.startedRuns() == [
+            TestEffectRun(effect: 0, route: 0, state: 1),
+            TestEffectRun(effect: 2, route: 1, state: 1),
+            TestEffectRun(effect: 3, route: 0, state: 1),
+        ])
+        #expect(runner.events.dropFirst() == [.logged("log a"), .logged("track q"), .logged("log b")])
+        #expect(runner.unhandledEffects(as: LookupEffect.self) == [.search("q")])
+        #expect(runner.ambiguousEffectRoutes.isEmpty)
+    }
+
+    @Test func routeCaseTakesALabelledValueOrATupleForACaseWithSeveralValues() {
+        let router = EffectRouter<Shape, String>()
+            .routeCase({ (to: (x: Int, y: Int)) in Shape.move(x: to.x, y: to.y) }) { to in "moved to \(to.x),\(to.y)" }
+            .routeCase({ (size: (Int, Int)) in Shape.resize(size.0, size.1) }) { size in "resized to \(size.0)x\(size.1)" }
+            .routeCase(Shape.rename(to:)) { name in "renamed to \(name)" }
+            .routeEffects(equalTo: .clear) { "cleared" }
+        let runner = TestSpin(Spin(initialState: [String]()) {
+            Reducer({ (log: [String], event: String) -> Next<[String], Shape> in
+                event == "go"
+                    ? .dispatch([.move(x: 1, y: 2), .resize(3, 4), .named("n"), .rename(to: "r"), .clear])
+                    : .next(log + [event])
+            }, effects: router)
+        })
+        runner.send("go")
+        #expect(runner.runUntilIdle() == .settled)
+        // `.rename(to:)`'s one labelled value is not confused with `.named`'s.
+        #expect(runner.state == ["moved to 1,2", "resized to 3x4", "renamed to r", "cleared"])
+        #expect(runner.unhandledEffects(as: Shape.self) == [.named("n")])
+    }
+
+    @Test func anEffectTwoRoutesClaimIsRecordedAsAmbiguousAndRunOnTheFirst() throws {
+        let router = EffectRouter<LookupEffect, LookupEvent>(name: "lookup")
+            .routeCase(LookupEffect.track) { query in .logged("track \(query)") }
+            .routeCase(LookupEffect.log) { line in .logged("first \(line)") }
+            .route(where: { if case .log = $0 { true } else { false } }) { _ in .logged("second") }
+        let runner = TestSpin(Spin(initialState: Lookup()) { Reducer(logAndTrackNext, effects: router) })
+        runner.send(.typed("q"))
+        #expect(runner.runUntilIdle() == .settled)
+        let ambiguous = try #require(runner.ambiguousEffectRoutes.first)
+        #expect(runner.ambiguousEffectRoutes.count == 1)
+        #expect(ambiguous.effect as? LookupEffect == .log("q") && ambiguous.routes == [1, 2])
+        #expect(ambiguous.router == "lookup")
+        #expect(runner.effectLog.startedRuns() == [
+            TestEffectRun(effect: 0, route: 1, state: 1),
+            TestEffectRun(effect: 1, route: 0, state: 1),
+        ])
+        #expect(runner.events.dropFirst() == [.logged("first q"), .logged("track q")])
     }
 
     @Test func anEffectNoRouteClaimsIsRecordedAsUnhandled() {

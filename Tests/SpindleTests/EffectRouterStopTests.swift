@@ -59,8 +59,10 @@ extension EffectsAsData {
         #expect(await eventually { errors.count == 1 && loop.state.done == [1] })
         let error = errors.values.first
         #expect(error?.feedbackIndex == 1, "the router's index: just after the spin's one feedback")
+        #expect(error?.router == "EffectRouter<TaskEffect, TaskEvent>", "an unnamed router is named after its types")
         let unhandled = error?.underlying as? UnhandledEffectError
         #expect(unhandled?.effect as? TaskEffect == .nobodyHandlesThis)
+        #expect(unhandled?.router == "EffectRouter<TaskEffect, TaskEvent>")
         loop.emit(.request(0))
         #expect(await eventually { loop.state.done == [1, 1] })
         await loop.stop()
@@ -83,7 +85,7 @@ extension EffectsAsData {
         #expect(failures.count == 5)
         #expect(failures.allSatisfy { $0.routeIndex == 1 && $0.effect is TaskEffect })
         #expect(Set(failures.compactMap { ($0.underlying as? HandlerFailure)?.value }) == [1, 3, 5, 7, 9])
-        #expect(errors.values.allSatisfy { $0.feedbackIndex == 0 })
+        #expect(errors.values.allSatisfy { $0.feedbackIndex == 0 && $0.router == failures.first?.router })
         #expect(loop.statistics.effectErrors == 5)
     }
 

@@ -173,7 +173,9 @@ extension EffectsAsData {
             .route({ effect -> Int? in
                 if case .work(let value) = effect, value % 2 == 0 { value } else { nil }
             }, on: evens) { value in .done(value) }
-            .route({ effect -> Int? in if case .work(let value) = effect { value } else { nil } }, on: odds) { value in
+            .route({ effect -> Int? in
+                if case .work(let value) = effect, value % 2 == 1 { value } else { nil }
+            }, on: odds) { value in
                 .done(value)
             }
         let loop = Spin(initialState: Tally()) { Reducer(tallyNext, effects: router) }.start()

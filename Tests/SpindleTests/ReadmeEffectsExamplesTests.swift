@@ -48,18 +48,18 @@ enum SearchEffect: Sendable, Equatable {
     return ["\(query) 1", "\(query) 2"]
 }
 
-let searchRouter = EffectRouter<SearchEffect, SearchEvent>()
+let searchRouter = EffectRouter<SearchEffect, SearchEvent>(name: "search")
     // async: its answer comes back as an event
-    .route({ effect -> String? in if case .fetch(let query) = effect { query } else { nil } }) { query in
+    .routeCase(SearchEffect.fetch) { query in
         .loaded(try await fetchResults(query))
     }
     // sync, on the route's own serial queue
-    .route({ effect -> [String]? in if case .store(let results) = effect { results } else { nil } }) { results in
+    .routeCase(SearchEffect.store) { results in
         print("storing \(results.count) results")
         return .saved
     }
-    // every other effect: log it, no event back
-    .route(where: { _ in true }) { effect in
+    // every effect no other route claims: log it, no event back
+    .fallback { effect in
         print("effect: \(effect)")
         return nil
     }

@@ -3,26 +3,49 @@ import Dispatch
 /// Maps effect values (from a reducer returning ``Next``) to the handlers
 /// that perform them, and feeds the handlers' events back into the loop.
 ///
-/// Build a router by chaining routes. Each route has an extractor (or a
-/// predicate) that claims the effects it handles and a handler: synchronous
+/// Build a router by chaining routes. Each route claims the effects it
+/// handles (by enum case, by value, by extractor or by predicate) and has a
+/// handler: synchronous
 /// `(Payload) -> Event?`, asynchronous `(Payload) async throws -> Event?`, or
 /// emitting `(Payload, EventEmitter<Event>) async throws -> Void` for several
 /// events.
 ///
 /// ```swift
-/// let router = EffectRouter<SearchEffect, SearchEvent>()
-///     .route({ if case .fetch(let query) = $0 { query } else { nil } }) { query in
+/// let router = EffectRouter<SearchEffect, SearchEvent>(name: "search")
+///     .routeCase(SearchEffect.fetch) { query in
 ///         .loaded(try await api.search(query))
 ///     }
-///     .route(where: { $0 == .logSearch }) { _ in
+///     .route({ if case .store(let results) = $0 { results } else { nil } }) { results in
+///         store(results); return .saved
+///     }
+///     .routeEffects(equalTo: .logSearch) {
 ///         log("search"); return nil
 ///     }
 /// ```
 ///
-/// An effect goes to the first route, in the order they were added, whose
-/// extractor returns a payload (or whose predicate holds). An effect that no
-/// route claims is reported as an ``UnhandledEffectError`` through
+/// An enum case is routed by its constructor, without spelling the payload
+/// type: `.routeCase(SearchEffect.fetch) { query in … }` (see
+/// `routeCase(_:on:handler:)` for how and its limits); a case without
+/// payload, of an `Equatable` effect, by its value:
+/// `.routeEffects(equalTo: .logSearch) { … }`.
+///
+/// Each effect should be claimed by exactly one route. An effect that no
+/// route claims goes to the `fallback(on:handler:)` route if there is one;
+/// otherwise it is reported as an ``UnhandledEffectError`` through
 /// ``SpinOptions/onEffectError`` and counted: never dropped silently.
+///
+/// > Important: An effect that two or more routes claim is a configuration
+/// > error: it is handled by the first of them, in the order they were
+/// > added, and reported as an ``AmbiguousEffectRouteError`` naming them all
+/// > (through ``SpinOptions/onEffectError``, like an unhandled effect). It
+/// > is never handled twice. A catch-all belongs in `fallback(on:handler:)`,
+/// > which makes no ambiguity.
+///
+/// The router's ``name`` appears in every error it reports
+/// (``EffectError/router``), so a spin's log says which router failed.
+///
+/// - Complexity: Each effect is offered to every route (to find a second
+///   claimant), O(routes) extractor calls per effect, on the reducer thread.
 ///
 /// A router is a value: each loop started from a spin gets its own runtime
 /// (its own route queues, pending effects and handler tasks).
@@ -55,23 +78,46 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
         let claim: @Sendable (Effect) -> EffectJob<Event>?
     }
 
-    /// The routes, in the order they were added (the order they are tried).
+    /// The router's name, as its errors report it (``EffectError/router``).
+    public let name: String
+    /// The routes, in the order they were added (the order of their indices).
     let routes: [Route]
+    /// The index in `routes` of the fallback route, which claims every
+    /// effect and is offered only those no other route claims; nil: none.
+    let fallbackIndex: Int?
+
+    /// Creates a router with no route (every effect is unhandled), named
+    /// after its types: `EffectRouter<SearchEffect, SearchEvent>`.
+    public init() {
+        self.init(name: "EffectRouter<\(Effect.self), \(Event.self)>")
+    }
 
     /// Creates a router with no route (every effect is unhandled).
-    public init() {
-        routes = []
+    /// - Parameter name: how the router's errors name it (for example
+    ///   `"search"`), in ``EffectError/router`` and in the loop's log.
+    public init(name: String) {
+        self.init(name: name, routes: [], fallbackIndex: nil)
     }
 
-    private init(routes: [Route]) {
+    private init(name: String, routes: [Route], fallbackIndex: Int?) {
+        self.name = name
         self.routes = routes
+        self.fallbackIndex = fallbackIndex
     }
 
-    private func adding(on queue: DispatchQueue?, _ claim: @escaping @Sendable (Effect) -> EffectJob<Event>?) -> Self {
-        EffectRouter(routes: routes + [Route(queue: queue, claim: claim)])
+    func adding(on queue: DispatchQueue?, _ claim: @escaping @Sendable (Effect) -> EffectJob<Event>?) -> Self {
+        EffectRouter(name: name, routes: routes + [Route(queue: queue, claim: claim)], fallbackIndex: fallbackIndex)
     }
 
-    /// The number of routes.
+    func addingFallback(on queue: DispatchQueue?, _ job: @escaping @Sendable (Effect) -> EffectJob<Event>) -> Self {
+        precondition(fallbackIndex == nil, "Spindle: the effect router \"\(name)\" already has a fallback route")
+        return EffectRouter(
+            name: name,
+            routes: routes + [Route(queue: queue, claim: { job($0) })],
+            fallbackIndex: routes.count)
+    }
+
+    /// The number of routes, the fallback included.
     public var count: Int { routes.count }
 
     // MARK: Routes by extraction
@@ -140,7 +186,17 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     // MARK: Routes by predicate
 
     /// Adds a route, with a synchronous handler, for the effects that
-    /// `predicate` accepts (`{ _ in true }` makes a catch-all).
+    /// `predicate` accepts. For a catch-all, use
+    /// `fallback(on:handler:)`: a predicate that
+    /// accepts what another route claims makes those effects ambiguous.
+    /// - Parameters:
+    ///   - predicate: true for the effects this route handles. Runs on the
+    ///     reducer thread.
+    ///   - queue: a serial queue for the handler; nil: the spin's
+    ///     `executeOn:` queue, or a serial queue of the route's own.
+    ///   - handler: performs the effect; the event it returns, if any, is
+    ///     emitted into the loop.
+    /// - Returns: this router with the route added last.
     public func route(
         where predicate: @escaping @Sendable (Effect) -> Bool,
         on queue: DispatchQueue? = nil,
@@ -151,6 +207,12 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
 
     /// Adds a route, with an async handler, for the effects that `predicate`
     /// accepts.
+    /// - Parameters:
+    ///   - predicate: true for the effects this route handles.
+    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - handler: performs the effect; the event it returns, if any, is
+    ///     emitted.
+    /// - Returns: this router with the route added last.
     public func route(
         where predicate: @escaping @Sendable (Effect) -> Bool,
         on queue: DispatchQueue? = nil,
@@ -161,12 +223,51 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
 
     /// Adds a route, with an emitting handler, for the effects that
     /// `predicate` accepts.
+    /// - Parameters:
+    ///   - predicate: true for the effects this route handles.
+    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - handler: performs the effect, emitting events as it goes.
+    /// - Returns: this router with the route added last.
     public func route(
         where predicate: @escaping @Sendable (Effect) -> Bool,
         on queue: DispatchQueue? = nil,
         emitting handler: @escaping @Sendable (Effect, EventEmitter<Event>) async throws -> Void
     ) -> Self {
         route({ predicate($0) ? $0 : nil }, on: queue, emitting: handler)
+    }
+
+    // MARK: Claiming
+
+    /// How a router's routes claim one effect.
+    struct Claim {
+        /// The route that handles the effect, and its handler bound to the
+        /// effect's payload; nil: unhandled.
+        let handler: (route: Int, job: EffectJob<Event>)?
+        /// When more than one route (the fallback aside) claims the effect,
+        /// all of them, in order; otherwise empty.
+        let ambiguousRoutes: [Int]
+    }
+
+    /// Offers `effect` to every route: the first claimant handles it, the
+    /// fallback takes it if none does, and two claimants are an ambiguity.
+    /// Runs the extractors; call it where the reducer would run them.
+    /// - Complexity: O(routes) extractor calls.
+    func claim(_ effect: Effect) -> Claim {
+        var first: (route: Int, job: EffectJob<Event>)?
+        var ambiguous: [Int] = []
+        for index in routes.indices where index != fallbackIndex {
+            guard let job = routes[index].claim(effect) else { continue }
+            guard let claimed = first else {
+                first = (index, job)
+                continue
+            }
+            if ambiguous.isEmpty { ambiguous.append(claimed.route) }
+            ambiguous.append(index)
+        }
+        if first == nil, let fallbackIndex, let job = routes[fallbackIndex].claim(effect) {
+            first = (fallbackIndex, job)
+        }
+        return Claim(handler: first, ambiguousRoutes: ambiguous)
     }
 }
 

@@ -18,7 +18,7 @@ package struct RoutedNext<State, Event> {
 extension RoutedNext: Sendable where State: Sendable {}
 
 /// One effect, claimed (or not) by the first route of its router that
-/// matches it, in the order the routes were added.
+/// matches it, in the order the routes were added (or by the fallback).
 ///
 /// Thread safety: a value; `Sendable`.
 package struct RoutedEffect<Event>: Sendable {
@@ -37,25 +37,28 @@ package struct RoutedEffect<Event>: Sendable {
     package let route: Int?
     /// The claiming route's handler; nil when unhandled.
     package let handler: Handler?
+    /// When several routes claim the effect, the error a loop reports.
+    package let ambiguity: AmbiguousEffectRouteError?
 }
 
 extension EffectRouter {
-    /// Claims `effect` as a loop's dispatcher does: the first route, in the
-    /// order added, whose extractor (or predicate) accepts it. Runs the
+    /// Claims `effect` as a loop's dispatcher does (see `claim`). Runs the
     /// extractors; must be called where the reducer would run them.
     func routed(_ effect: Effect) -> RoutedEffect<Event> {
-        for index in routes.indices {
-            guard let job = routes[index].claim(effect) else { continue }
-            switch job {
-            case .sync(let handler):
-                return RoutedEffect(effect: effect, route: index, handler: .sync(handler))
-            case .async(let body):
-                return RoutedEffect(effect: effect, route: index, handler: .async { emit in
-                    try await body(EventEmitter(emit))
-                })
-            }
+        let claim = claim(effect)
+        let ambiguity = claim.ambiguousRoutes.isEmpty
+            ? nil : AmbiguousEffectRouteError(effect: effect, routes: claim.ambiguousRoutes, router: name)
+        guard let (index, job) = claim.handler else {
+            return RoutedEffect(effect: effect, route: nil, handler: nil, ambiguity: ambiguity)
         }
-        return RoutedEffect(effect: effect, route: nil, handler: nil)
+        switch job {
+        case .sync(let handler):
+            return RoutedEffect(effect: effect, route: index, handler: .sync(handler), ambiguity: ambiguity)
+        case .async(let body):
+            return RoutedEffect(effect: effect, route: index, handler: .async { emit in
+                try await body(EventEmitter(emit))
+            }, ambiguity: ambiguity)
+        }
     }
 }
 

@@ -32,13 +32,26 @@ public enum QueueKind: Sendable, Hashable {
     @_spi(Benchmarks) case baseline
 }
 
-/// An error thrown by a feedback's effect, as reported to
-/// ``SpinOptions/onEffectError``.
+/// An error thrown by a feedback's effect, or reported by the spin's effect
+/// router, as reported to ``SpinOptions/onEffectError``.
 public struct EffectError: Error, Sendable {
-    /// The position of the feedback in its spin (0-based, in declaration order).
+    /// The position of the feedback in its spin (0-based, in declaration
+    /// order). For an error of the effect router, `spin.feedbacks.count`
+    /// (the router is no feedback of the spin): read ``router`` instead.
     public let feedbackIndex: Int
+    /// For an error of the spin's effect router (an
+    /// ``UnhandledEffectError``, ``AmbiguousEffectRouteError`` or
+    /// ``EffectHandlerError``), the router's ``EffectRouter/name``; nil for a
+    /// feedback's error.
+    public let router: String?
     /// What the effect threw.
     public let underlying: any Error
+
+    init(feedbackIndex: Int, router: String? = nil, underlying: any Error) {
+        self.feedbackIndex = feedbackIndex
+        self.router = router
+        self.underlying = underlying
+    }
 }
 
 /// How a spin's loop runs: its executor, its queue, its error hook, its tuning.

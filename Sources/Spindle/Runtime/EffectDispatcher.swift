@@ -51,7 +51,7 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         var nextTaskID: UInt64 = 0
     }
 
-    private let routes: [EffectRouter<Effect, Event>.Route]
+    private let router: EffectRouter<Effect, Event>
     private let queues: [DispatchQueue]
     // protected by lock: the mailboxes, the stop flag, the live tasks.
     private let runtime: Lock<Runtime>
@@ -64,7 +64,7 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     nonisolated(unsafe) private var port: LoopPort<Event>?
 
     init(router: EffectRouter<Effect, Event>, defaultQueue: DispatchQueue?) {
-        routes = router.routes
+        self.router = router
         queues = router.routes.enumerated().map { index, route in
             route.queue ?? defaultQueue ?? DispatchQueue(label: "spindle.effect-route.\(index)")
         }
@@ -88,23 +88,21 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         let port = port!
         port.counters.effectsDispatched.wrappingIncrement(by: effects.count, ordering: .relaxed)
         var claimed: [(route: Int, pending: Pending)] = []
-        var unhandled: [Effect] = []
+        var misrouted: [any Error] = []
         for effect in effects {
-            if let (index, job) = claim(effect) {
+            let claim = router.claim(effect)
+            if let (index, job) = claim.handler {
                 claimed.append((index, Pending(effect: effect, job: job)))
             } else {
-                unhandled.append(effect)
+                port.counters.unhandledEffects.wrappingIncrement(ordering: .relaxed)
+                misrouted.append(UnhandledEffectError(effect: effect, router: router.name))
+            }
+            if !claim.ambiguousRoutes.isEmpty {
+                misrouted.append(AmbiguousEffectRouteError(effect: effect, routes: claim.ambiguousRoutes, router: router.name))
             }
         }
         if !claimed.isEmpty { enqueue(claimed, port: port) }
-        if !unhandled.isEmpty { reportUnhandled(unhandled, port: port) }
-    }
-
-    private func claim(_ effect: Effect) -> (Int, EffectJob<Event>)? {
-        for index in routes.indices {
-            if let job = routes[index].claim(effect) { return (index, job) }
-        }
-        return nil
+        if !misrouted.isEmpty { report(misrouted, port: port) }
     }
 
     private func enqueue(_ claimed: [(route: Int, pending: Pending)], port: LoopPort<Event>) {
@@ -127,12 +125,13 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         for route in schedule { queues[route].async { self.drain(route) } }
     }
 
-    // Reported off the reducer thread: the hook is user code.
-    private func reportUnhandled(_ effects: [Effect], port: LoopPort<Event>) {
-        port.counters.unhandledEffects.wrappingIncrement(by: effects.count, ordering: .relaxed)
+    // Unhandled and ambiguous effects, in dispatch order. Reported off the
+    // reducer thread: the hook is user code.
+    private func report(_ errors: [any Error], port: LoopPort<Event>) {
+        let name = router.name
         DispatchQueue.global().async {
-            for effect in effects {
-                port.report(EffectError(feedbackIndex: port.feedbackIndex, underlying: UnhandledEffectError(effect: effect)))
+            for error in errors {
+                port.report(EffectError(feedbackIndex: port.feedbackIndex, router: name, underlying: error))
             }
         }
     }
@@ -208,9 +207,9 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
                 try await body(emitter)
             } catch {
                 if !(error is CancellationError), !Task.isCancelled {
-                    let failure = EffectHandlerError(effect: effect, routeIndex: route, underlying: error)
+                    let failure = EffectHandlerError(effect: effect, routeIndex: route, router: router.name, underlying: error)
                     port.runs?.failed(run, failure)
-                    port.report(EffectError(feedbackIndex: port.feedbackIndex, underlying: failure))
+                    port.report(EffectError(feedbackIndex: port.feedbackIndex, router: router.name, underlying: failure))
                 }
             }
             runtime.withLock { runtime in

@@ -36,7 +36,8 @@ struct LoopPort<Event>: Sendable {
     /// The loop's error hook.
     let report: @Sendable (EffectError) -> Void
     let counters: LoopCounters
-    /// The router's feedback index in `EffectError`s and `EffectRun`s.
+    /// The router's feedback index in `EffectError`s and `EffectRun`s
+    /// (`spin.feedbacks.count`; its errors name the router too).
     let feedbackIndex: Int
     /// The loop's observers' effect-run callbacks; nil when the spin has no
     /// observer (see ``SpinObserver``).
@@ -103,7 +104,7 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
             report: { error in
                 LoopCore<State, Event>.report(
                     error, options: options, counters: counters,
-                    source: "effect router (feedback \(error.feedbackIndex))")
+                    source: "effect router")
             },
             counters: counters,
             feedbackIndex: spin.feedbacks.count - 1,

@@ -9,7 +9,8 @@ import Spindle
 /// each effect of a reduction, in order: the effect gets the next number
 /// (its index in ``TestSpin/effects(as:)``) and its run is logged as
 /// dispatched; an effect no route claims is logged as unhandled and kept in
-/// ``unhandled``; a synchronous handler runs at once on the caller's
+/// ``unhandled``; an effect several routes claim is kept in ``ambiguous``
+/// and handled by the first; a synchronous handler runs at once on the caller's
 /// thread; an async or emitting handler is started as a task on the
 /// ``EffectHost``'s executor, never overtaken (only ``TestSpin/stop()``
 /// cancels it). Handler events join the same FIFO as feedback events.
@@ -22,10 +23,12 @@ final class RouterHost<State: Sendable, Event: Sendable>: Sendable {
     private struct Dispatched: Sendable {
         var effects: [any Sendable] = []
         var unhandled: [Int] = []
+        var ambiguous: [AmbiguousEffectRouteError] = []
     }
 
     private let host: EffectHost<State, Event>
-    // protected by lock: every effect dispatched, and the unhandled ones.
+    // protected by lock: every effect dispatched, the unhandled ones, the
+    // ambiguous ones.
     private let dispatched = Lock(Dispatched())
 
     init(host: EffectHost<State, Event>) {
@@ -40,6 +43,9 @@ final class RouterHost<State: Sendable, Event: Sendable>: Sendable {
         dispatched.withLock { books in books.unhandled.map { books.effects[$0] } }
     }
 
+    /// The effects several routes claim, in order, as a loop reports them.
+    var ambiguous: [AmbiguousEffectRouteError] { dispatched.withLock { $0.ambiguous } }
+
     /// Dispatches one reduction's effects, in order; `state` is the index of
     /// the state the reduction produced.
     func dispatch(_ effects: [RoutedEffect<Event>], state: Int) {
@@ -47,6 +53,7 @@ final class RouterHost<State: Sendable, Event: Sendable>: Sendable {
             let number = dispatched.withLock { books -> Int in
                 books.effects.append(routed.effect)
                 if routed.route == nil { books.unhandled.append(books.effects.count - 1) }
+                if let ambiguity = routed.ambiguity { books.ambiguous.append(ambiguity) }
                 return books.effects.count - 1
             }
             let run = TestEffectRun(effect: number, route: routed.route, state: state)

@@ -35,6 +35,22 @@ extension TestSpin {
         router.unhandled.map { Self.cast($0, to: type) }
     }
 
+    /// The effects that more than one route of the spin's router claims,
+    /// in dispatch order, each with the routes that claim it: the
+    /// configuration errors a loop reports to
+    /// ``Spindle/SpinOptions/onEffectError``. As in a loop, each such effect
+    /// is handled by the first of its routes (its run in the effect log is
+    /// on that route).
+    ///
+    /// ```swift
+    /// #expect(runner.ambiguousEffectRoutes.map(\.routes) == [[0, 2]])
+    /// ```
+    ///
+    /// **Thread safety:** any thread; a snapshot.
+    public var ambiguousEffectRoutes: [AmbiguousEffectRouteError] {
+        router.ambiguous
+    }
+
     private static func cast<Effect>(_ effect: any Sendable, to type: Effect.Type) -> Effect {
         guard let typed = effect as? Effect else {
             preconditionFailure("TestSpin: the spin's effects are \(Swift.type(of: effect)), not \(Effect.self)")
