@@ -87,6 +87,19 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
         uiSpin.binding(for: keyPath, event: event)
     }
 
+    /// A get/set pair for one value of the state whose setter always emits
+    /// `event` (Spin.Swift's `binding(for: \.isPaused, event: .toggle)`).
+    /// - Parameters:
+    ///   - keyPath: the value in the state.
+    ///   - event: the event emitted on every set.
+    /// - Returns: a binding that holds the loop.
+    public func binding<Value>(
+        for keyPath: KeyPath<State, Value> & Sendable,
+        event: Event
+    ) -> SpinBinding<Value> {
+        uiSpin.binding(for: keyPath, event: event)
+    }
+
     // Publish queue only (the UISpin's render queue).
     private func publish(state: State) {
         self.state = state

@@ -56,6 +56,32 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         self.init(initialState: initialState, feedbacks: built.feedbacks, reducer: built.reducer, executeOn: queue)
     }
 
+    /// Creates a spin with Spin.Swift's declarative syntax: the reducer as
+    /// an argument, the feedbacks in the block.
+    ///
+    /// ```swift
+    /// let levelsSpin = Spin(initialState: Levels(left: 10, right: 20),
+    ///                       reducer: Reducer(levelsReducer)) {
+    ///     Feedback(effect: leftEffect)
+    ///     Feedback(effect: rightEffect)
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - initialState: the first state.
+    ///   - reducer: the reducer.
+    ///   - queue: `executeOn:`, a serial queue the loop runs on; nil: the
+    ///     shared reducer pool.
+    ///   - feedbacks: the feedbacks, in declaration order.
+    public init(
+        initialState: State,
+        reducer: Reducer<State, Event>,
+        executeOn queue: DispatchQueue? = nil,
+        @FeedbackBuilder<State, Event> feedbacks: () -> [Feedback<State, Event>]
+    ) {
+        self.init(initialState: initialState, feedbacks: feedbacks(), reducer: reducer, executeOn: queue)
+    }
+
     /// Creates a spin from its parts.
     public init(
         initialState: State,
