@@ -21,10 +21,13 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// demand allows: states wait, buffered, until the subscriber requests
     /// them. They are sent from one task, one at a time.
     ///
-    /// > Important: Cancelling the subscription stops its loop (drain, in
-    /// > the background: every accepted event is reduced, then every effect
-    /// > is cancelled), and sends nothing more. The publisher never fails,
-    /// > and completes only if its loop stops some other way.
+    /// > Important: Cancelling the subscription tears its loop down at once,
+    /// > as Combine tears a chain down: it sends nothing more, no state
+    /// > reaches the loop's feedbacks after `cancel()` returns (bar an effect
+    /// > call already in progress), the events not yet reduced are dropped
+    /// > (``StopMode/discardPending``), every effect is cancelled, and the
+    /// > loop finishes in the background. The publisher never fails, and
+    /// > completes only if its loop stops some other way.
     ///
     /// - Parameters:
     ///   - spin: the spin to run, once per subscription.
@@ -46,9 +49,11 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// running.cancel()  // stops the loop
     /// ```
     ///
-    /// > Important: Cancelling, or releasing the cancellable, stops the loop
-    /// > (drain, in the background). Keep the cancellable for as long as the
-    /// > loop should run.
+    /// > Important: Cancelling, or releasing the cancellable, tears the loop
+    /// > down at once, as cancelling ``stream(from:options:)``'s
+    /// > subscription does (no state reaches a feedback afterwards, pending
+    /// > events are dropped, the loop finishes in the background). Keep the
+    /// > cancellable for as long as the loop should run.
     ///
     /// - Parameters:
     ///   - spin: the spin to run.
@@ -60,7 +65,7 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     ) -> AnyCancellable {
         let loop = spin.start(options: options)
         return AnyCancellable {
-            Task { await loop.stop() }
+            loop.requestStop(.discardPending)
         }
     }
 }

@@ -22,17 +22,20 @@ struct SpinPublisher<State: Sendable, Event: Sendable>: Publisher {
         // loop's `states` starts from whatever state is current).
         let sending = Feedback<State, Event>(streamEffect: { states in
             Draining<Event> {
+                var sent = 0
                 for await state in states {
                     guard await subscription.send(state) else { return }
+                    // A busy loop's states are always buffered, so this
+                    // task would never suspend: let the concurrency
+                    // runtime's other tasks run now and then.
+                    sent &+= 1
+                    if sent & 63 == 0 { await Task.yield() }
                 }
                 subscription.finish()
             }
         })
-        let withSending = Spin(
-            initialState: spin.initialState,
-            feedbacks: spin.feedbacks + [sending],
-            reducer: spin.reducer,
-            executeOn: spin.executionQueue)
+        // Its observers stay: the spin may be observed.
+        let withSending = spin.addingFeedback(sending)
         subscription.start(withSending.start(options: options))
     }
 }
@@ -89,14 +92,18 @@ final class SpinSubscription<State: Sendable>: Subscription, @unchecked Sendable
     }
 
     /// Keeps `loop`, to stop it on cancel; stops it at once if the
-    /// subscription was already cancelled.
+    /// subscription was already cancelled. The stop discards: as a Combine
+    /// cancel tears a chain down at once, no state reaches the loop's
+    /// feedbacks after `cancel()` returns (bar an effect call already in
+    /// progress) and its pending events are dropped. The loop finishes in
+    /// the background.
     func start<Event: Sendable>(_ loop: SpinLoop<State, Event>) {
         let stopNow = storage.withLock { storage -> Bool in
             if storage.cancelled { return true }
-            storage.stop = { Task { await loop.stop() } }
+            storage.stop = { loop.requestStop(.discardPending) }
             return false
         }
-        if stopNow { Task { await loop.stop() } }
+        if stopNow { loop.requestStop(.discardPending) }
     }
 
     func request(_ demand: Subscribers.Demand) {

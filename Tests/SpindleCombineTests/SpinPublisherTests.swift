@@ -125,3 +125,55 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         #expect(await eventually { gear.attachedCount == 0 })
     }
 }
+
+/// Spin.Swift tears a stream down at once when its subscription is
+/// cancelled; so does Spindle (ported from Spin's own test suite, where the
+/// count of states after the cancel failed 9 times in 10 while the loop
+/// drained in the background).
+@Suite struct SpinPublisherCancelTests {
+    private final class StopSignal: SpinObserver, @unchecked Sendable {
+        // @unchecked: the OpenOnce is Sendable; nothing else is stored.
+        typealias State = Int
+        typealias Event = Int
+        let stopped = OpenOnce()
+        func loopStopped(_ report: StopReport) { stopped.open() }
+    }
+
+    @Test(arguments: [false, true])
+    func cancellingAStreamSubscriptionEndsTheEffectsDeliveriesAtOnce(effectOnQueue: Bool) async {
+        let calls = Counter()
+        let afterCancel = Counter()
+        let cancelled = Locked(false)
+        let signal = StopSignal()
+        let gear = Gear<Int>()
+        // A slow renderer behind a backlog: thousands of events are queued
+        // when the cancel comes, inline (a slice of up to 1,024) or in the
+        // renderer queue's mailbox.
+        let render = Feedback<Int, Int>(effect: { (_: Int) in
+            calls.add()
+            if cancelled.withLock({ $0 }) { afterCancel.add() }
+            let start = ContinuousClock.now
+            while ContinuousClock.now - start < .microseconds(20) {}
+        })
+        let spin = Spin(
+            initialState: 0,
+            feedbacks: [
+                effectOnQueue ? render.execute(on: DispatchQueue(label: "render")) : render,
+                Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value }),
+            ],
+            reducer: Reducer<Int, Int> { $0 + $1 }
+        ).observed(by: signal)
+        let subscription = AnyPublisher.stream(from: spin).sink { _ in }
+        #expect(await eventually { gear.attachedCount == 1 })
+        await onThreads(1) { _ in for _ in 0..<20_000 { gear.propagate(1) } }
+        #expect(await eventually { calls.current > 100 })
+        subscription.cancel()
+        // Set once cancel() has returned: a call that sees it started after
+        // the cancel, or was already running then (at most one: the next
+        // one finds the stop).
+        cancelled.withLock { $0 = true }
+        await signal.stopped.wait()
+        #expect(afterCancel.current <= 1)
+        #expect(calls.current < 20_001)
+    }
+}

@@ -99,6 +99,16 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         self.observers = []
     }
 
+    /// This spin with `feedback` added last, keeping everything else (its
+    /// observers included): for bridges that run a spin with a feedback of
+    /// their own (SpindleCombine's `stream(from:)`).
+    package func addingFeedback(_ feedback: Feedback<State, Event>) -> Spin {
+        var copy = Spin(initialState: initialState, feedbacks: feedbacks + [feedback],
+                        reducer: reducer, executeOn: executionQueue)
+        copy.observers = observers
+        return copy
+    }
+
     /// This spin with `observer` added: every loop started from the result
     /// reports its reductions, batches, effect runs and refused events to
     /// it (and to the observers already installed, in installation order).

@@ -101,7 +101,10 @@ public struct SpinOptions: Sendable {
 public enum StopMode: Sendable, Hashable {
     /// Reduce everything accepted before the stop. The default.
     case drain
-    /// Throw pending events away, and report how many.
+    /// Throw pending events away, and report how many. Deliveries end at
+    /// once: from the request on, no state reaches a feedback (an effect
+    /// call already in progress finishes), even a state the slice in
+    /// progress reduces; `states` subscribers still get the final state.
     case discardPending
 }
 

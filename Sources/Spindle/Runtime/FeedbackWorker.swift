@@ -266,6 +266,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     private func handle(_ state: State) {
+        // A discarding stop ends deliveries at once: states queued for this
+        // worker before it are dropped, not handed to the effect.
+        if core.stopRequest.load(ordering: .relaxed) == .discard { return }
         if let filter, !filter(state) { return }
         if let syncEffect {
             runSync(syncEffect, state)

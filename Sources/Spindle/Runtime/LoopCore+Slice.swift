@@ -81,6 +81,8 @@ extension LoopCore {
     // event whether or not the loop has inline workers.
     @inline(never)
     private func runInlineWorkers() {
+        // A discarding stop ends deliveries at once, even within a batch.
+        if stopRequest.load(ordering: .relaxed) == .discard { return }
         let current = state
         var next = firstInlineWorker
         while let worker = next {

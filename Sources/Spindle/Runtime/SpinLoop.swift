@@ -199,6 +199,14 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         await core.stop(mode)
     }
 
+    /// Requests a stop without waiting for it: the gate closes at once
+    /// (later emits answer ``EmitResult/stopped``) and the loop finishes in
+    /// the background. For a synchronous cancel (a Combine subscription's).
+    /// Any thread; runs no user code.
+    package func requestStop(_ mode: StopMode) {
+        core.requestStop(mode)
+    }
+
     /// True once the loop has stopped (its last slice ran).
     public var isStopped: Bool { core.isStopped }
 
