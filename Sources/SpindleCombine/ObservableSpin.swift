@@ -19,8 +19,14 @@ import Spindle
 ///
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
 /// `start()` on, ``state`` is set on the publish queue to the initial state,
-/// then to every new state in reduction order; `objectWillChange` and
+/// then to the loop's states in reduction order; `objectWillChange` and
 /// `$state` send there, before each change. It is built on ``UISpin``.
+///
+/// > Important: Publishing is conflated by default
+/// > (`StateDelivery.latestState`): under a busy loop ``state`` skips
+/// > intermediate states, at most one publish waits on the publish queue,
+/// > and the final state is always published. Pass
+/// > `publishing: .everyState` to publish every state.
 ///
 /// > Important: The loop stops (drain, in the background) when the last
 /// > reference to the `ObservableSpin` goes away; bindings hold the loop
@@ -52,9 +58,16 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     ///   - options: the loop's options.
     ///   - queue: the serial queue ``state`` is published on (the main
     ///     queue by default).
-    public init(spin: Spin<State, Event>, options: SpinOptions = .init(), publishOn queue: DispatchQueue = .main) {
+    ///   - publishing: which states are published: the latest (the
+    ///     default; conflated) or every state.
+    public init(
+        spin: Spin<State, Event>,
+        options: SpinOptions = .init(),
+        publishOn queue: DispatchQueue = .main,
+        publishing: StateDelivery = .latestState
+    ) {
         state = spin.initialState
-        uiSpin = UISpin(spin: spin, options: options, renderOn: queue)
+        uiSpin = UISpin(spin: spin, options: options, renderOn: queue, rendering: publishing)
         uiSpin.render(on: self, using: { $0.publish(state:) })
     }
 

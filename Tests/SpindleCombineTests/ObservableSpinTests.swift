@@ -28,7 +28,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         let (queue, key) = markedQueue("observablespin.tests.publish")
         let published = Recorder<Int>()
         let onQueue = Recorder<Bool>()
-        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue)
+        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue, publishing: .everyState)
         let bag = Bag()
         bag.keep(observable.$state.dropFirst().sink { state in
             published.append(state)
@@ -51,7 +51,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         let (queue, key) = markedQueue("observablespin.tests.willchange")
         let before = Recorder<Int>()
         let onQueue = Recorder<Bool>()
-        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue)
+        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue, publishing: .everyState)
         let bag = Bag()
         bag.keep(observable.objectWillChange.sink { _ in
             before.append(observable.state)  // still the old value
@@ -60,6 +60,30 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         observable.start()
         #expect(await eventually { before.count == 21 })
         #expect(before.values == [0] + Array(0..<20))
+        #expect(onQueue.values.allSatisfy { $0 })
+        bag.cancelAll()
+    }
+
+    @Test func publishingIsConflatedByDefaultAndEndsOnTheFinalState() async {
+        let (queue, key) = markedQueue("observablespin.tests.conflated")
+        let published = Recorder<Int>()
+        let onQueue = Recorder<Bool>()
+        // The publish queue is held until the loop has reached its final
+        // state: every state but the latest is replaced meanwhile.
+        let held = DispatchSemaphore(value: 0)
+        queue.async { held.wait() }
+        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue)
+        let bag = Bag()
+        bag.keep(observable.$state.dropFirst().sink { state in
+            published.append(state)
+            onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
+        })
+        observable.start()
+        #expect(await eventually { observable.binding(for: \.self, event: { $0 }).get() == 20 })
+        held.signal()
+        #expect(await eventually { published.values.last == 20 })
+        #expect(published.count <= 2)
+        #expect(published.values == published.values.sorted())
         #expect(onQueue.values.allSatisfy { $0 })
         bag.cancelAll()
     }
@@ -125,7 +149,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         DispatchQueue.main.setSpecific(key: key, value: 1)
         let published = Recorder<Int>()
         let onMain = Recorder<Bool>()
-        let observable = ObservableSpin(spin: counterSpin())
+        let observable = ObservableSpin(spin: counterSpin(), publishing: .everyState)
         let bag = Bag()
         bag.keep(observable.$state.dropFirst().sink { state in
             published.append(state)

@@ -312,4 +312,59 @@ import SpindleTestSupport
         iterator = AsyncStream<Int> { $0.finish() }.makeAsyncIterator()
         #expect(await eventually { gear.attachedCount == 0 })
     }
+
+    // MARK: Conflation (StateDelivery.latestState)
+
+    @Test func aConflatedFeedbackOnAQueueHasAtMostOneStateWaitingAndGetsTheLatest() async {
+        let (queue, _) = Self.markedQueue("conflated")
+        let seen = Recorder<Int>()
+        let held = DispatchSemaphore(value: 0)
+        queue.async { held.wait() }
+        let loop = Spin(initialState: Profile()) {
+            Feedback<Profile, ProfileEvent>(effect: { (profile: Profile) in seen.append(profile.count) }, on: queue)
+                .delivering(.latestState)
+            Reducer(profileReducer.reduce)
+        }.start()
+        for _ in 0..<500 { loop.emit(.increment) }
+        #expect(await eventually { loop.state.count == 500 })
+        held.signal()
+        #expect(await eventually { seen.values.last == 500 })
+        await loop.stop()
+        #expect(seen.count == 1)
+    }
+
+    @Test(arguments: ExecutorKind.allCases)
+    func aConflatedInlineFeedbackRunsOncePerBatchWithItsLastState(executor: ExecutorKind) async throws {
+        let seen = Recorder<Int>()
+        try await executor.withExecutor { spinExecutor in
+            let loop = Spin(initialState: Profile()) {
+                Feedback<Profile, ProfileEvent>(effect: { (profile: Profile) in seen.append(profile.count) })
+                    .delivering(.latestState)
+                Reducer(profileReducer.reduce)
+            }.start(options: SpinOptions(executor: spinExecutor))
+            loop.emit(contentsOf: Array(repeating: ProfileEvent.increment, count: 300))
+            #expect(await eventually { seen.values.last == 300 })
+            await loop.stop()
+        }
+        // The initial state, then one state per batch: fewer than 301, in order.
+        #expect(seen.values.first == 0)
+        #expect(seen.count < 301)
+        #expect(seen.values == seen.values.sorted())
+    }
+
+    @Test(arguments: ExecutorKind.allCases)
+    func aConflatedInlineFeedbackThatEmitsKeepsTheLoopGoing(executor: ExecutorKind) async throws {
+        // Its events are emitted after the batch, into the runner's own
+        // queue: the loop must not go idle with them waiting.
+        try await executor.withExecutor { spinExecutor in
+            let loop = Spin(initialState: Profile()) {
+                Feedback<Profile, ProfileEvent>(effect: { (profile: Profile) -> ProfileEvent? in
+                    profile.count < 1_000 ? .increment : nil
+                }).delivering(.latestState)
+                Reducer(profileReducer.reduce)
+            }.start(options: SpinOptions(executor: spinExecutor))
+            #expect(await eventually { loop.state.count == 1_000 })
+            await loop.stop()
+        }
+    }
 }

@@ -42,7 +42,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     @Test func rendersNothingBeforeStartThenEveryStateInOrderOnTheChosenQueue() async {
         let (queue, key) = renderQueue()
         let screen = Screen(key: key)
-        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue)
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue, rendering: .everyState)
         uiSpin.render(on: screen, using: { $0.render(state:) })
         try? await Task.sleep(for: .milliseconds(50))
         #expect(screen.rendered.values.isEmpty)
@@ -111,6 +111,25 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         await baseline.expectReturned()
     }
 
+    @Test func rendersAreConflatedByDefaultAndEndOnTheFinalState() async {
+        let (queue, key) = renderQueue()
+        let screen = Screen(key: key)
+        // The render queue is held until the loop has reached its final
+        // state, so every state but the latest has been replaced meanwhile.
+        let held = DispatchSemaphore(value: 0)
+        queue.async { held.wait() }
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue)
+        uiSpin.render(on: screen, using: { $0.render(state:) })
+        uiSpin.start()
+        #expect(await eventually { uiSpin.state == 20 })
+        held.signal()
+        #expect(await eventually { screen.rendered.values.last == 20 })
+        // One render waited, at most one ran before the hold: never a backlog.
+        #expect(screen.rendered.count <= 2)
+        #expect(screen.rendered.values == screen.rendered.values.sorted())
+        #expect(screen.onRenderQueue.values.allSatisfy { $0 })
+    }
+
     @Test func emitBeforeStartIsNotAccepted() async {
         let uiSpin = UISpin(spin: counterSpin(), renderOn: renderQueue().0)
         #expect(uiSpin.emit(1) == .stopped)
@@ -161,7 +180,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         let key = DispatchSpecificKey<Int>()
         DispatchQueue.main.setSpecific(key: key, value: 1)
         let screen = Screen(key: key)
-        let uiSpin = UISpin(spin: counterSpin())
+        let uiSpin = UISpin(spin: counterSpin(), rendering: .everyState)
         uiSpin.render(on: screen, using: { $0.render(state:) })
         uiSpin.start()
         #expect(await eventually(within: 30) { screen.rendered.count == 21 })

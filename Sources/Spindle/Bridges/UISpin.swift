@@ -1,6 +1,6 @@
 import Dispatch
 
-/// A spin for a user interface: it renders every state on one queue (the
+/// A spin for a user interface: it renders its states on one queue (the
 /// main queue by default), and its loop stops when it is released.
 ///
 /// ```swift
@@ -16,8 +16,14 @@ import Dispatch
 ///
 /// Before ``start()`` nothing runs and nothing is rendered. From `start()`
 /// on, each container given to ``render(on:using:)`` sees the initial state
-/// first, then every new state in reduction order, on the render queue; a
-/// container added later first sees the last rendered state.
+/// first, then the loop's states in reduction order, on the render queue;
+/// a container added later first sees the last rendered state.
+///
+/// > Important: Renders are conflated by default
+/// > (``StateDelivery/latestState``): a UI draws the latest state, so under
+/// > a busy loop it skips intermediate states and never queues a backlog on
+/// > the render queue — at most one render waits, and the final state is
+/// > always rendered. Pass `rendering: .everyState` to render every state.
 ///
 /// > Important: The container is held weakly: once it is gone, its renders
 /// > stop. The loop stops (drain, in the background) when the last
@@ -34,6 +40,7 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
     private let spin: Spin<State, Event>
     private let options: SpinOptions
     private let renderers: Renderers<State>
+    private let rendering: StateDelivery
     // protected by lock: the loop, once started.
     private let running = Lock<SpinLoop<State, Event>?>(nil)
 
@@ -42,10 +49,18 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
     ///   - spin: the spin to run.
     ///   - options: the loop's options.
     ///   - queue: the serial queue renders run on (the main queue by default).
-    public init(spin: Spin<State, Event>, options: SpinOptions = .init(), renderOn queue: DispatchQueue = .main) {
+    ///   - rendering: which states are rendered: the latest (the default;
+    ///     conflated, see above) or every state.
+    public init(
+        spin: Spin<State, Event>,
+        options: SpinOptions = .init(),
+        renderOn queue: DispatchQueue = .main,
+        rendering: StateDelivery = .latestState
+    ) {
         self.spin = spin
         self.options = options
         self.renderers = Renderers(queue: queue)
+        self.rendering = rendering
     }
 
     /// The latest published state (the initial state before ``start()``).
@@ -54,8 +69,9 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
         running.withLock { $0 }?.state ?? spin.initialState
     }
 
-    /// Renders every state on `container`, on the render queue, until the
-    /// container is released (it is held weakly).
+    /// Renders the loop's states on `container` (the latest, or every one:
+    /// see `rendering:`), on the render queue, until the container is
+    /// released (it is held weakly).
     ///
     /// - Parameters:
     ///   - container: the object to render on, usually the caller (`self`).
@@ -74,18 +90,10 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
         running.withLock { loop in
             guard loop == nil else { return }
             let renderers = self.renderers
-            let render = Feedback<State, Event>(
-                effect: { state in
-                    renderers.render(state)
-                    return nil
-                },
-                on: renderers.queue)
-            let withRender = Spin(
-                initialState: spin.initialState,
-                feedbacks: spin.feedbacks + [render],
-                reducer: spin.reducer,
-                executeOn: spin.executionQueue)
-            loop = withRender.start(options: options)
+            let render = Feedback<State, Event>(effect: { state in renderers.render(state) }, on: renderers.queue)
+                .delivering(rendering)
+            // The spin's observers stay with it.
+            loop = spin.addingFeedback(render).start(options: options)
         }
     }
 

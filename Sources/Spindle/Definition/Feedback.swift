@@ -61,6 +61,8 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     private(set) var queue: DispatchQueue?
     /// Runs on the loop's executor even if a queue was named (see ``executeOnReducerThread()``).
     package private(set) var runsOnReducerThread: Bool = false
+    /// Every state, or only the latest (see ``delivering(_:)``).
+    package private(set) var delivery: StateDelivery = .everyState
     /// The synchronous effect again, as the engine calls it on the loop's
     /// executor: it writes the event it returns, if any, into the memory
     /// given (for one `Event`, uninitialized) and says whether it did. Set
@@ -177,6 +179,34 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         var copy = self
         copy.queue = queue
         copy.runsOnReducerThread = false
+        return copy
+    }
+
+    /// Returns this feedback handed the states `delivery` says: every state
+    /// (the default), or only the latest (``StateDelivery/latestState``), a
+    /// renderer's choice under a busy loop: it never falls behind by more
+    /// than one state, and it always gets the latest.
+    ///
+    /// ```swift
+    /// let render = Feedback<Levels, LevelsEvent>(effect: { draw($0) }, on: .main)
+    ///     .delivering(.latestState)
+    /// ```
+    ///
+    /// > Important: With ``StateDelivery/latestState`` the feedback may skip
+    /// > states (never the initial one when it is the latest, never the
+    /// > final one), and what it gets stays in reduction order. A feedback
+    /// > on the loop's executor runs once per batch, after the batch's
+    /// > reductions, with its last state. For a merged feedback
+    /// > (``init(effects:)``) every part is conflated.
+    ///
+    /// - Parameter delivery: which states to hand the effect.
+    /// - Returns: this feedback with that delivery.
+    public func delivering(_ delivery: StateDelivery) -> Feedback {
+        if case .merged(let parts) = effect {
+            return Feedback(effect: .merged(parts.map { $0.delivering(delivery) }), queue: nil, strategy: strategy)
+        }
+        var copy = self
+        copy.delivery = delivery
         return copy
     }
 

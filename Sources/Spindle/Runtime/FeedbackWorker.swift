@@ -48,6 +48,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     let index: Int
     let feedback: Feedback<State, Event>
+    /// Whether the feedback takes only the latest state
+    /// (`StateDelivery.latestState`): its mailbox keeps at most one state,
+    /// or, inline, it runs once per batch.
+    let takesLatestOnly: Bool
     /// The feedback's own queue; nil: it runs on the loop's executor.
     let queue: DispatchQueue?
     private let core: LoopCore<State, Event>
@@ -94,6 +98,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
         self.index = index
         self.feedback = feedback
+        self.takesLatestOnly = feedback.delivery == .latestState
         self.queue = feedback.runsOnReducerThread ? nil : feedback.queue
         self.core = core
         self.filter = feedback.filter
@@ -143,11 +148,30 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         if lateStop { subscription.cancel() }
     }
 
-    /// Queues a batch of states for the feedback's queue. Runner only.
+    /// Queues a batch of states for the feedback's queue (only the last one
+    /// when it takes the latest state). Runner only.
     func deliver(_ states: UnsafeBufferPointer<State>) {
+        if takesLatestOnly {
+            if let last = states.last { deliverLatest(last) }
+            return
+        }
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
             mailbox.pending.append(copying: states)
+            if mailbox.scheduled { return false }
+            mailbox.scheduled = true
+            return true
+        }
+        if schedule, let queue { queue.async { self.drainMailbox() } }
+    }
+
+    /// Hands the latest state to a feedback that takes only the latest: it
+    /// replaces the state waiting in the mailbox, if any. Runner only.
+    func deliverLatest(_ state: State) {
+        let schedule = mailbox.withLock { mailbox -> Bool in
+            guard !mailbox.stopped else { return false }
+            mailbox.pending.removeAll()
+            mailbox.pending.append(state)
             if mailbox.scheduled { return false }
             mailbox.scheduled = true
             return true

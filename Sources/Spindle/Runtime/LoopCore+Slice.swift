@@ -15,7 +15,7 @@ extension LoopCore {
             // Checked every slice, so a discarding stop takes effect at once.
             discardedCount &+= throwAwayQueued(max: budget)
         } else {
-            collecting = hasQueuedWorkers || (observers?.isObserved.load(ordering: .relaxed) ?? false)
+            collecting = hasEveryStateQueuedWorkers || (observers?.isObserved.load(ordering: .relaxed) ?? false)
             let reduced: Int
             if let hub {
                 reduced = reduceBatchObserved(max: budget, hub: hub)
@@ -28,7 +28,10 @@ extension LoopCore {
                 }
                 if fromQueue == budget || fromRunner == budget { return .more }
             }
-            if reduced >= budget { return .more }
+            // Feedbacks that take the latest state ran in `publish`; the
+            // events they emitted wait in the runner's own queue, which a
+            // runner going idle would not see.
+            if reduced >= budget || (hasLatestInlineWorkers && !reentrant.isEmpty) { return .more }
             if !graceDone.load(ordering: .acquiring) { return .drained(reduced: reduced) }
         }
         // The grace period is over: no emit is on its way into the queue.
@@ -54,6 +57,7 @@ extension LoopCore {
         let initial = state
         hub?.loopStarted(initialState: initial)
         if hasInlineWorkers { runInlineWorkers() }
+        if hasLatestInlineWorkers { runLatestInlineWorkers() }
         if hasQueuedWorkers {
             batchStates.append(initial)
             for worker in workers!.queued { worker.deliver(batchStates.elements) }
@@ -85,6 +89,19 @@ extension LoopCore {
         if stopRequest.load(ordering: .relaxed) == .discard { return }
         let current = state
         var next = firstInlineWorker
+        while let worker = next {
+            worker.runInline(current)
+            next = worker.nextInline
+        }
+    }
+
+    // The inline feedbacks that take the latest state: once per batch, with
+    // the batch's last state.
+    @inline(never)
+    private func runLatestInlineWorkers() {
+        if stopRequest.load(ordering: .relaxed) == .discard { return }
+        let current = state
+        var next = firstLatestInlineWorker
         while let worker = next {
             worker.runInline(current)
             next = worker.nextInline
@@ -163,8 +180,15 @@ extension LoopCore {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
         if hasQueuedWorkers {
-            for worker in workers!.queued { worker.deliver(batchStates.elements) }
+            for worker in workers!.queued {
+                if worker.takesLatestOnly {
+                    worker.deliverLatest(state)
+                } else {
+                    worker.deliver(batchStates.elements)
+                }
+            }
         }
+        if hasLatestInlineWorkers { runLatestInlineWorkers() }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
             if observerBaseIndex < 0 {
                 observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
@@ -194,9 +218,12 @@ extension LoopCore {
         // worker (and so this core) alive only until they return.
         workers = nil
         firstInlineWorker = nil
+        firstLatestInlineWorker = nil
         batchStates.removeAll()
         hasQueuedWorkers = false
+        hasEveryStateQueuedWorkers = false
         hasInlineWorkers = false
+        hasLatestInlineWorkers = false
         lockFreeQueue?.flushFinishedNodes()
         executor.loopFinished(self)
         complete(with: StopReport(reduced: reducedCount, discarded: discardedCount), finalState: state)

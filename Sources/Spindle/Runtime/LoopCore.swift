@@ -111,8 +111,18 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// where iterating the array in this unspecialized generic code asked
     /// the runtime for generic metadata on every reduction.
     @exclusivity(unchecked) var firstInlineWorker: FeedbackWorker<State, Event>?
+    /// The inline workers that take only the latest state
+    /// (`StateDelivery.latestState`), linked the same way: they run once per
+    /// batch, in `publish`, not after each reduction.
+    @exclusivity(unchecked) var firstLatestInlineWorker: FeedbackWorker<State, Event>?
     @exclusivity(unchecked) var hasQueuedWorkers = false
+    /// Whether a queued worker takes every state (the batch's states must
+    /// then be collected); queued workers that take the latest get `state`.
+    @exclusivity(unchecked) var hasEveryStateQueuedWorkers = false
+    /// Whether `firstInlineWorker` is set (inline workers run after each reduction).
     @exclusivity(unchecked) var hasInlineWorkers = false
+    /// Whether `firstLatestInlineWorker` is set.
+    @exclusivity(unchecked) var hasLatestInlineWorkers = false
 
     /// Creates a loop to run on `executor` (started by `start(spin:)`).
     init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
@@ -178,7 +188,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // `spin.stream()` does) to deliver it to, the loop starts idle instead: a million
         // loops started at once cost no million schedulings. Stored before
         // any other thread can see the loop (no emit can have come yet).
-        let firstSliceHasWork = hasInlineWorkers || hasQueuedWorkers || hub != nil || observersPending
+        let firstSliceHasWork = hasInlineWorkers || hasLatestInlineWorkers || hasQueuedWorkers
+            || hub != nil || observersPending
         if !firstSliceHasWork {
             started = true
             schedulingState.store(.idle, ordering: .sequentiallyConsistent)
@@ -194,6 +205,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     private func makeWorkers(_ feedbacks: [Feedback<State, Event>]) {
         let workers = LoopWorkers<State, Event>()
         var lastInline: FeedbackWorker<State, Event>?
+        var lastLatestInline: FeedbackWorker<State, Event>?
         for index in 0..<feedbacks.count {
             let feedback = feedbacks[index]
             let worker = FeedbackWorker(index: index, feedback: feedback, core: self)
@@ -201,14 +213,21 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                 workers.attached.append(worker)
             } else if worker.queue == nil {
                 workers.inline.append(worker)
-                if let lastInline { lastInline.nextInline = worker } else { firstInlineWorker = worker }
-                lastInline = worker
+                if worker.takesLatestOnly {
+                    if let lastLatestInline { lastLatestInline.nextInline = worker } else { firstLatestInlineWorker = worker }
+                    lastLatestInline = worker
+                } else {
+                    if let lastInline { lastInline.nextInline = worker } else { firstInlineWorker = worker }
+                    lastInline = worker
+                }
             } else {
                 workers.queued.append(worker)
+                if !worker.takesLatestOnly { hasEveryStateQueuedWorkers = true }
             }
         }
         hasQueuedWorkers = !workers.queued.isEmpty
-        hasInlineWorkers = !workers.inline.isEmpty
+        hasInlineWorkers = firstInlineWorker != nil
+        hasLatestInlineWorkers = firstLatestInlineWorker != nil
         self.workers = workers
     }
 

@@ -1,0 +1,12 @@
+/// Which of a loop's states a feedback is handed.
+public enum StateDelivery: Sendable, Hashable {
+    /// Every state, in reduction order: the initial state, then each state
+    /// a reduction makes. The default.
+    case everyState
+    /// Conflated, for renderers: the feedback may skip intermediate states
+    /// but always gets to the latest one, in order, with at most one
+    /// delivery pending. A feedback on the loop's executor runs once per
+    /// batch, with the batch's last state; a feedback on a queue has at most
+    /// one state waiting, which a newer one replaces.
+    case latestState
+}
