@@ -1,3 +1,4 @@
+import Dispatch
 import Spindle
 
 /// One event of the fan-out stream.
@@ -6,14 +7,17 @@ enum TickEvent: Sendable {
 }
 
 /// `fanout-8`: one producer thread emits N events; 8 feedbacks (sync
-/// effects, each on its own serial queue, emitting nothing) observe every
-/// state.
+/// effects, each on its own serial queue, emitting nothing) observe the
+/// states.
 ///
-/// Each feedback checks that it sees every state, in order (the contract's
-/// rule 3): the states are 0, 1, …, N. Before the clock starts, the harness
-/// waits until all 8 have seen the initial state. Clock: start gate opens →
-/// all 8 feedbacks have seen state N. Rate: N / elapsed (each state is
-/// delivered 8 times).
+/// Every-state form (`fanout-8`): each feedback checks that it sees every
+/// state, in order (the contract's rule 3): 0, 1, …, N. Conflated form
+/// (`fanout-8-latest`, `Feedback.delivering(.latestState)`, a renderer's
+/// choice): each checks that its states increase and end on N, and the
+/// counter `deliveries_per_feedback` says how many it was handed. Before
+/// the clock starts, the harness waits until all 8 have seen the initial
+/// state. Clock: start gate opens → all 8 feedbacks have seen state N.
+/// Rate: N / elapsed.
 enum FanoutScenario {
     static let observers = 8
 
@@ -27,7 +31,19 @@ enum FanoutScenario {
             """,
         defaultEvents: 500_000,
         quickEvents: 50_000,
-        measure: measure)
+        measure: { try await measure($0, delivery: .everyState) })
+
+    static let conflated = Scenario(
+        name: "fanout-8-latest",
+        producers: 1,
+        description: """
+            fanout-8 with conflated feedbacks (delivering(.latestState)): each may skip \
+            states, checks they increase and end on N. Counter: deliveries_per_feedback. \
+            Clock: start gate opens → all 8 have seen the final state. Rate: events/s.
+            """,
+        defaultEvents: 500_000,
+        quickEvents: 50_000,
+        measure: { try await measure($0, delivery: .latestState) })
 
     private static let reducer = Reducer<Int, TickEvent> { count, event in
         switch event {
@@ -44,21 +60,28 @@ enum FanoutScenario {
     private final class Observer: @unchecked Sendable {
         var expected = 0
         var gaps = 0
+        var deliveries = 0
     }
 
-    private static func measure(_ run: ScenarioRun) async throws -> Sample {
+    private static func measure(_ run: ScenarioRun, delivery: StateDelivery) async throws -> Sample {
         let target = run.events
+        let everyState = delivery == .everyState
         let primed = Countdown(observers)
         let finished = Countdown(observers)
         let views = (0..<observers).map { _ in Observer() }
-        let feedbacks = views.map { view in
-            Feedback<Int, TickEvent>(effect: { (count: Int) -> TickEvent? in
-                if count != view.expected { view.gaps += 1 }
-                view.expected = count + 1
-                if count == 0 { primed.arrive() }
-                if count == target { finished.arrive() }
-                return nil
-            })
+        let feedbacks = views.enumerated().map { index, view in
+            Feedback<Int, TickEvent>(
+                effect: { (count: Int) -> TickEvent? in
+                    // Every state: exactly the next one. Conflated: a later one.
+                    if everyState ? count != view.expected : count < view.expected { view.gaps += 1 }
+                    view.expected = count + 1
+                    view.deliveries += 1
+                    if count == 0 { primed.arrive() }
+                    if count == target { finished.arrive() }
+                    return nil
+                },
+                on: DispatchQueue(label: "fanout-\(index)")
+            ).delivering(delivery)
         }
         let loop = Spin(initialState: 0, feedbacks: feedbacks, reducer: reducer).start(options: run.options)
         let producer = ProducerThreads(count: 1, name: "producer") { _ in
@@ -80,6 +103,9 @@ enum FanoutScenario {
                        "feedback \(index) skipped or reordered states (\(view.gaps) gaps, last \(view.expected - 1))",
                        in: run)
         }
-        return Sample(events: target, elapsedNanoseconds: elapsed, allocations: allocations)
+        let deliveries = views.map(\.deliveries).reduce(0, +) / observers
+        return Sample(
+            events: target, elapsedNanoseconds: elapsed, allocations: allocations,
+            counters: everyState ? [:] : ["deliveries_per_feedback": deliveries])
     }
 }

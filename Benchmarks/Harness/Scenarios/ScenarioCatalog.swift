@@ -10,6 +10,7 @@ enum ScenarioCatalog {
         FeedbackLoopScenario.scenario,
         LevelsScenario.scenario,
         FanoutScenario.scenario,
+        FanoutScenario.conflated,
         CancelStormScenario.scenario,
         Latency100kScenario.scenario,
         LatencyClosedScenario.scenario,
