@@ -1,0 +1,106 @@
+#if canImport(Observation)
+import Dispatch
+import Observation
+
+/// A spin as an `@Observable` model for SwiftUI, on the main actor: views
+/// that read ``state`` are updated when it changes, with no Combine
+/// (`ObservableSpin`, in SpindleCombine, is the `ObservableObject` form).
+///
+/// ```swift
+/// @MainActor
+/// struct CounterView: View {
+///     @State private var counter = ObservationSpin(spin: counterSpin)
+///     var body: some View {
+///         Button("\(counter.state)") { counter.emit(.increase) }
+///             .onAppear { counter.start() }
+///     }
+/// }
+/// ```
+///
+/// Before ``start()`` nothing runs and ``state`` is the initial state. From
+/// `start()` on, ``state`` follows the loop on the main actor. It is built
+/// on ``UISpin``, rendering on the main queue.
+///
+/// > Important: Publishing is conflated by default
+/// > (``StateDelivery/latestState``): under a busy loop ``state`` skips
+/// > intermediate states, at most one update waits on the main queue, and
+/// > the final state is always published. Pass `publishing: .everyState` to
+/// > publish every state.
+///
+/// > Important: The loop stops (drain, in the background) when the last
+/// > reference to the `ObservationSpin` goes away; bindings hold the loop
+/// > (not the object), so they keep it running. The main queue runs work
+/// > only while the main thread serves it (an app's run loop,
+/// > `dispatchMain()`, or an `async` `main` while it awaits).
+///
+/// **Thread safety:** ``state`` and ``start()`` belong to the main actor;
+/// ``emit(_:)`` and the bindings may be used from any thread.
+@MainActor
+@Observable
+public final class ObservationSpin<State: Sendable, Event: Sendable> {
+    /// The latest state published on the main actor (the initial state
+    /// before ``start()``).
+    public private(set) var state: State
+
+    private nonisolated let uiSpin: UISpin<State, Event>
+
+    /// Creates an observable spin; call ``start()`` to run it.
+    /// - Parameters:
+    ///   - spin: the spin to run.
+    ///   - options: the loop's options.
+    ///   - publishing: which states are published: the latest (the
+    ///     default; conflated) or every state.
+    public init(spin: Spin<State, Event>, options: SpinOptions = .init(), publishing: StateDelivery = .latestState) {
+        state = spin.initialState
+        uiSpin = UISpin(spin: spin, options: options, renderOn: .main, rendering: publishing)
+        // Renders run on the main queue, which is the main actor's.
+        uiSpin.render(on: self, using: { model in
+            { state in MainActor.assumeIsolated { model.publish(state) } }
+        })
+    }
+
+    /// Starts the loop: ``state`` follows it from the initial state on.
+    /// Calling it again does nothing.
+    public func start() {
+        uiSpin.start()
+    }
+
+    /// Sends an event to the loop. Any thread.
+    /// - Returns: the loop's answer; ``EmitResult/stopped`` before
+    ///   ``start()`` (the event is not kept).
+    @discardableResult
+    public nonisolated func emit(_ event: Event) -> EmitResult {
+        uiSpin.emit(event)
+    }
+
+    /// A get/set pair for one value of the state: `get` reads it from the
+    /// loop's latest state (any thread), `set` emits `event(newValue)`.
+    /// - Parameters:
+    ///   - keyPath: the value in the state.
+    ///   - event: the event that sets a new value.
+    /// - Returns: a binding that holds the loop.
+    public nonisolated func binding<Value>(
+        for keyPath: KeyPath<State, Value> & Sendable,
+        event: @escaping @Sendable (Value) -> Event
+    ) -> SpinBinding<Value> {
+        uiSpin.binding(for: keyPath, event: event)
+    }
+
+    /// A get/set pair whose setter always emits `event` (Spin.Swift's
+    /// `binding(for: \.isPaused, event: .toggle)`).
+    /// - Parameters:
+    ///   - keyPath: the value in the state.
+    ///   - event: the event emitted on every set.
+    /// - Returns: a binding that holds the loop.
+    public nonisolated func binding<Value>(
+        for keyPath: KeyPath<State, Value> & Sendable,
+        event: Event
+    ) -> SpinBinding<Value> {
+        uiSpin.binding(for: keyPath, event: event)
+    }
+
+    private func publish(_ newState: State) {
+        state = newState
+    }
+}
+#endif
