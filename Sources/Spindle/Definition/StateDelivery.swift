@@ -4,9 +4,10 @@ public enum StateDelivery: Sendable, Hashable {
     /// a reduction makes. The default.
     case everyState
     /// Conflated, for renderers: the feedback may skip intermediate states
-    /// but always gets to the latest one, in order, with at most one
-    /// delivery pending. A feedback on the loop's executor runs once per
-    /// batch, with the batch's last state; a feedback on a queue has at most
-    /// one state waiting, which a newer one replaces.
+    /// but, while the loop runs, always gets to the latest one, in order,
+    /// with at most one delivery pending. A feedback on the loop's executor
+    /// runs once per batch, with the batch's last state; a feedback on a
+    /// queue has at most one state waiting, which a newer one replaces (a
+    /// stop drops a state still waiting, as for every feedback on a queue).
     case latestState
 }
