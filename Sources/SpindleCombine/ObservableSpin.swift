@@ -3,30 +3,31 @@ import Combine
 #else
 import OpenCombine
 #endif
-import Dispatch
 import Spindle
 
-/// A spin as an `ObservableObject`: its `@Published` ``state`` follows the
-/// loop, on one queue (the main queue by default). This is Spin.Swift's
-/// `SwiftUISpin`.
+/// A spin as an `ObservableObject` on the main actor: its `@Published`
+/// ``state`` follows the loop. This is Spin.Swift's `SwiftUISpin`
+/// (``SwiftUISpin`` names it too); `ObservationSpin`, in Spindle, is the
+/// `@Observable` form that needs no Combine.
 ///
 /// ```swift
 /// let contact = ObservableSpin(spin: contactSpin)
-/// let cancellable = contact.$state.sink { print($0.name) }  // then on the main queue
+/// let cancellable = contact.$state.sink { print($0.name) }  // on the main actor
 /// contact.start()
 /// contact.emit(.rename("Ada"))
 /// ```
 ///
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
-/// `start()` on, ``state`` is set on the publish queue to the initial state,
+/// `start()` on, ``state`` is set on the main actor to the initial state,
 /// then to the loop's states in reduction order; `objectWillChange` and
-/// `$state` send there, before each change. It is built on ``UISpin``.
+/// `$state` send there, before each change. It is built on ``UISpin``,
+/// rendering on the main queue.
 ///
 /// > Important: Publishing is conflated by default
 /// > (`StateDelivery.latestState`): under a busy loop ``state`` skips
-/// > intermediate states, at most one publish waits on the publish queue,
-/// > and the final state is always published. Pass
-/// > `publishing: .everyState` to publish every state.
+/// > intermediate states, at most one publish waits on the main queue, and
+/// > the final state is always published. Pass `publishing: .everyState` to
+/// > publish every state.
 ///
 /// > Important: The loop stops (drain, in the background) when the last
 /// > reference to the `ObservableSpin` goes away; bindings hold the loop
@@ -36,43 +37,38 @@ import Spindle
 /// > it: an app's run loop, `dispatchMain()`, or `RunLoop.main.run()` in a
 /// > command-line program (an `async` `main` serves it while it awaits).
 ///
-/// **Thread safety:** ``state``, `objectWillChange` and `$state` belong to
-/// the publish queue, which must be serial: read and subscribe there (for
-/// SwiftUI, the main queue), or before ``start()``. ``start()``,
+/// **Thread safety:** the type is isolated to the main actor: ``state``,
+/// `objectWillChange`, `$state` and ``start()`` are used there.
 /// ``emit(_:)`` and ``binding(for:event:)`` may be used from any thread.
-public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableObject, @unchecked Sendable {
-    // @unchecked Sendable: `state` is the only mutable property, and it is
-    // written only on the publish queue (a serial queue: the UISpin renders
-    // there alone); reading it belongs to that queue too (see above). The
-    // UISpin is Sendable.
-
-    /// The latest state published on the publish queue (the initial state
-    /// before ``start()``). Publish queue only.
+@MainActor
+public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableObject {
+    /// The latest state published on the main actor (the initial state
+    /// before ``start()``).
     @Published public private(set) var state: State
 
-    private let uiSpin: UISpin<State, Event>
+    private nonisolated let uiSpin: UISpin<State, Event>
 
     /// Creates an observable spin; call ``start()`` to run it.
     /// - Parameters:
     ///   - spin: the spin to run.
     ///   - options: the loop's options.
-    ///   - queue: the serial queue ``state`` is published on (the main
-    ///     queue by default).
     ///   - publishing: which states are published: the latest (the
     ///     default; conflated) or every state.
     public init(
         spin: Spin<State, Event>,
         options: SpinOptions = .init(),
-        publishOn queue: DispatchQueue = .main,
         publishing: StateDelivery = .latestState
     ) {
         state = spin.initialState
-        uiSpin = UISpin(spin: spin, options: options, renderOn: queue, rendering: publishing)
-        uiSpin.render(on: self, using: { $0.publish(state:) })
+        uiSpin = UISpin(spin: spin, options: options, renderOn: .main, rendering: publishing)
+        // Renders run on the main queue, which is the main actor's.
+        uiSpin.render(on: self, using: { observable in
+            { state in MainActor.assumeIsolated { observable.publish(state: state) } }
+        })
     }
 
     /// Starts the loop: ``state`` follows it from the initial state on.
-    /// Calling it again does nothing. Any thread.
+    /// Calling it again does nothing.
     public func start() {
         uiSpin.start()
     }
@@ -81,7 +77,7 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     /// - Returns: the loop's answer; ``EmitResult/stopped`` before
     ///   ``start()`` (the event is not kept).
     @discardableResult
-    public func emit(_ event: Event) -> EmitResult {
+    public nonisolated func emit(_ event: Event) -> EmitResult {
         uiSpin.emit(event)
     }
 
@@ -93,7 +89,7 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     ///   - keyPath: the value in the state.
     ///   - event: the event that sets a new value.
     /// - Returns: a binding that holds the loop.
-    public func binding<Value>(
+    public nonisolated func binding<Value>(
         for keyPath: KeyPath<State, Value> & Sendable,
         event: @escaping @Sendable (Value) -> Event
     ) -> SpinBinding<Value> {
@@ -106,14 +102,13 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     ///   - keyPath: the value in the state.
     ///   - event: the event emitted on every set.
     /// - Returns: a binding that holds the loop.
-    public func binding<Value>(
+    public nonisolated func binding<Value>(
         for keyPath: KeyPath<State, Value> & Sendable,
         event: Event
     ) -> SpinBinding<Value> {
         uiSpin.binding(for: keyPath, event: event)
     }
 
-    // Publish queue only (the UISpin's render queue).
     private func publish(state: State) {
         self.state = state
     }

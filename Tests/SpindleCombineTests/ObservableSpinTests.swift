@@ -9,9 +9,8 @@ import SpindleCombine
 import Testing
 import SpindleTestSupport
 
-// ObservableSpin (Spin's SwiftUISpin), published on a private serial queue
-// (the main queue runs work only while the main thread serves it; the last
-// test uses it, as UISpinTests does).
+// ObservableSpin (Spin's SwiftUISpin), on the main actor. A test process's
+// async main serves the main queue while it awaits.
 
 /// Counts up to 20 by itself once started; its gear feedback is attached
 /// while the loop runs.
@@ -23,130 +22,27 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     }
 }
 
+/// Polls `condition` on the main actor every millisecond, for up to `seconds`
+/// (the test support's `eventually` is not isolated).
+@MainActor
+private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
 @Suite struct ObservableSpinTests {
-    @Test func publishesNothingBeforeStartThenEveryStateInOrderOnTheChosenQueue() async {
-        let (queue, key) = markedQueue("observablespin.tests.publish")
-        let published = Recorder<Int>()
-        let onQueue = Recorder<Bool>()
-        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue, publishing: .everyState)
-        let bag = Bag()
-        bag.keep(observable.$state.dropFirst().sink { state in
-            published.append(state)
-            onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
-        })
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(published.values.isEmpty)
-        #expect(observable.state == 0)
-        observable.start()
-        observable.start()  // does nothing the second time
-        #expect(await eventually { published.count == 21 })
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(published.values == Array(0...20))  // the initial state first
-        #expect(onQueue.values.count == 21 && onQueue.values.allSatisfy { $0 })
-        #expect(await on(queue) { observable.state } == 20)
-        bag.cancelAll()
-    }
-
-    @Test func objectWillChangeSendsOnTheChosenQueueBeforeEachChange() async {
-        let (queue, key) = markedQueue("observablespin.tests.willchange")
-        let before = Recorder<Int>()
-        let onQueue = Recorder<Bool>()
-        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue, publishing: .everyState)
-        let bag = Bag()
-        bag.keep(observable.objectWillChange.sink { _ in
-            before.append(observable.state)  // still the old value
-            onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
-        })
-        observable.start()
-        #expect(await eventually { before.count == 21 })
-        #expect(before.values == [0] + Array(0..<20))
-        #expect(onQueue.values.allSatisfy { $0 })
-        bag.cancelAll()
-    }
-
-    @Test func publishingIsConflatedByDefaultAndEndsOnTheFinalState() async {
-        let (queue, key) = markedQueue("observablespin.tests.conflated")
-        let published = Recorder<Int>()
-        let onQueue = Recorder<Bool>()
-        // The publish queue is held until the loop has reached its final
-        // state: every state but the latest is replaced meanwhile.
-        let held = DispatchSemaphore(value: 0)
-        queue.async { held.wait() }
-        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue)
-        let bag = Bag()
-        bag.keep(observable.$state.dropFirst().sink { state in
-            published.append(state)
-            onQueue.append(DispatchQueue.getSpecific(key: key) == 1)
-        })
-        observable.start()
-        #expect(await eventually { observable.binding(for: \.self, event: { $0 }).get() == 20 })
-        held.signal()
-        #expect(await eventually { published.values.last == 20 })
-        #expect(published.count <= 2)
-        #expect(published.values == published.values.sorted())
-        #expect(onQueue.values.allSatisfy { $0 })
-        bag.cancelAll()
-    }
-
-    @Test func emitBeforeStartIsNotAcceptedAndAfterStartIsPublished() async {
-        let (queue, _) = markedQueue("observablespin.tests.emit")
-        let observable = ObservableSpin(spin: counterSpin(), publishOn: queue)
-        #expect(observable.emit(1) == .stopped)
-        observable.start()
-        #expect(await eventually { observable.binding(for: \.self, event: { $0 }).get() == 20 })
-        #expect(observable.emit(5) == .accepted)
-        let published = Recorder<Int>()
-        let bag = Bag()
-        bag.keep(await on(queue) { [bag] in
-            _ = bag
-            return SinkBox(observable.$state.sink { published.append($0) })
-        }.cancellable)
-        #expect(await eventually { published.values.last == 25 })
-        bag.cancelAll()
-    }
-
-    @Test func bindingGetsTheValueAndItsSetterEmitsTheEvent() async {
-        struct Form: Sendable, Equatable { var name = ""; var edits = 0 }
-        let (queue, _) = markedQueue("observablespin.tests.binding")
-        let observable = ObservableSpin(
-            spin: Spin<Form, String>(initialState: Form()) {
-                Reducer { form, name in Form(name: name, edits: form.edits + 1) }
-            },
-            publishOn: queue)
-        let names = Recorder<String>()
-        let bag = Bag()
-        bag.keep(observable.$state.dropFirst().sink { names.append($0.name) })
-        let name = observable.binding(for: \.name, event: { $0 })
-        #expect(name.get() == "")
-        name.set("Ada")  // before start: not accepted
-        observable.start()
-        #expect(await eventually { names.count == 1 })
-        name.set("Ada")
-        #expect(await eventually { name.get() == "Ada" })
-        name.wrappedValue = "Grace"
-        #expect(await eventually { names.values == ["", "Ada", "Grace"] })
-        #expect(await on(queue) { observable.state } == Form(name: "Grace", edits: 2))
-        bag.cancelAll()
-    }
-
-    @Test func releasingTheObservableSpinStopsItsLoop() async {
-        let gear = Gear<Int>()
-        let (queue, _) = markedQueue("observablespin.tests.release")
-        weak var released: ObservableSpin<Int, Int>?
-        do {
-            let observable = ObservableSpin(spin: counterSpin(gear: gear), publishOn: queue)
-            released = observable
-            observable.start()
-            #expect(await eventually { gear.attachedCount == 1 })
-        }
-        #expect(await eventually { released == nil })
-        #expect(await eventually { gear.attachedCount == 0 })
-    }
-
-    // A test process's async main serves the main queue while it awaits.
-    @Test func publishesOnTheMainQueueByDefault() async {
+    private static let mainKey: DispatchSpecificKey<Int> = {
         let key = DispatchSpecificKey<Int>()
         DispatchQueue.main.setSpecific(key: key, value: 1)
+        return key
+    }()
+
+    @MainActor @Test func publishesNothingBeforeStartThenEveryStateInOrderOnTheMainQueue() async {
+        let key = Self.mainKey
         let published = Recorder<Int>()
         let onMain = Recorder<Bool>()
         let observable = ObservableSpin(spin: counterSpin(), publishing: .everyState)
@@ -155,11 +51,110 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
             published.append(state)
             onMain.append(DispatchQueue.getSpecific(key: key) == 1)
         })
+        #expect(observable.state == 0)
         observable.start()
-        #expect(await eventually(within: 30) { published.count == 21 })
-        #expect(published.values == Array(0...20))
+        observable.start()  // does nothing the second time
+        #expect(await untilTrue { published.count == 21 })
+        #expect(published.values == Array(0...20))  // the initial state first
         #expect(onMain.values.count == 21 && onMain.values.allSatisfy { $0 })
+        #expect(observable.state == 20)
         bag.cancelAll()
+    }
+
+    @MainActor @Test func objectWillChangeSendsBeforeEachChange() async {
+        let before = Recorder<Int>()
+        let observable = ObservableSpin(spin: counterSpin(), publishing: .everyState)
+        let bag = Bag()
+        bag.keep(observable.objectWillChange.sink { _ in
+            before.append(MainActor.assumeIsolated { observable.state })  // still the old value
+        })
+        observable.start()
+        #expect(await untilTrue { before.count == 21 })
+        #expect(before.values == [0] + Array(0..<20))
+        bag.cancelAll()
+    }
+
+    @Test func publishingIsConflatedByDefaultAndEndsOnTheFinalState() async {
+        let key = Self.mainKey
+        let published = Recorder<Int>()
+        let onMain = Recorder<Bool>()
+        let bag = Bag()
+        let observable = await MainActor.run {
+            let observable = ObservableSpin(spin: Spin<Int, Int>(initialState: 0) {
+                Reducer { state, event in state + event }
+            })
+            bag.keep(observable.$state.dropFirst().sink { state in
+                published.append(state)
+                onMain.append(DispatchQueue.getSpecific(key: key) == 1)
+            })
+            observable.start()
+            return observable
+        }
+        #expect(await eventually { @Sendable in published.values == [0] })
+        // The main queue is held while 500 events are reduced: every state
+        // but the latest is replaced meanwhile.
+        let held = DispatchSemaphore(value: 0)
+        let holding = OpenOnce()
+        DispatchQueue.main.async {
+            holding.open()
+            held.wait()
+        }
+        await holding.wait()
+        for _ in 0..<500 { observable.emit(1) }
+        let current = observable.binding(for: \.self, event: { $0 })
+        #expect(await eventually { current.get() == 500 })
+        held.signal()
+        #expect(await eventually(within: 30) { published.values.last == 500 })
+        #expect(published.count <= 3)  // the initial state, at most one before the hold, the latest
+        #expect(published.values == published.values.sorted())
+        #expect(onMain.values.allSatisfy { $0 })
+        bag.cancelAll()
+    }
+
+    @MainActor @Test func emitBeforeStartIsNotAcceptedAndAfterStartIsPublished() async {
+        let observable = ObservableSpin(spin: counterSpin())
+        #expect(observable.emit(1) == .stopped)
+        observable.start()
+        #expect(await untilTrue { observable.state == 20 })
+        let fromAnotherThread = await Task.detached { observable.emit(5) }.value
+        #expect(fromAnotherThread == .accepted)
+        #expect(await untilTrue { observable.state == 25 })
+    }
+
+    @MainActor @Test func bindingGetsTheValueAndItsSetterEmitsTheEvent() async {
+        struct Form: Sendable, Equatable { var name = ""; var edits = 0 }
+        let observable = ObservableSpin(
+            spin: Spin<Form, String>(initialState: Form()) {
+                Reducer { form, name in Form(name: name, edits: form.edits + 1) }
+            },
+            publishing: .everyState)
+        let names = Recorder<String>()
+        let bag = Bag()
+        bag.keep(observable.$state.dropFirst().sink { names.append($0.name) })
+        let name = observable.binding(for: \.name, event: { $0 })
+        #expect(name.get() == "")
+        name.set("Ada")  // before start: not accepted
+        observable.start()
+        #expect(await untilTrue { names.count == 1 })
+        name.set("Ada")
+        #expect(await untilTrue { name.get() == "Ada" })
+        name.wrappedValue = "Grace"
+        #expect(await untilTrue { names.values == ["", "Ada", "Grace"] })
+        #expect(await untilTrue { observable.state == Form(name: "Grace", edits: 2) })
+        bag.cancelAll()
+    }
+
+    @MainActor @Test func releasingTheObservableSpinStopsItsLoop() async {
+        let gear = Gear<Int>()
+        weak var released: ObservableSpin<Int, Int>?
+        do {
+            let observable = ObservableSpin(spin: counterSpin(gear: gear))
+            released = observable
+            observable.start()
+            #expect(await untilTrue { gear.attachedCount == 1 })
+        }
+        #expect(await untilTrue { released == nil })
+        #expect(await untilTrue { gear.attachedCount == 0 })
     }
 }
 

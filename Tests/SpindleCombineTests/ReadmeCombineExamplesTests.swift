@@ -102,7 +102,7 @@ private let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {
     }
 
     // A test process's async main serves the main queue while it awaits.
-    @Test func observableSpinPublishesOnTheMainQueueAndTheBindingEmits() async {
+    @MainActor @Test func observableSpinPublishesOnTheMainQueueAndTheBindingEmits() async {
         let key = DispatchSpecificKey<Int>()
         DispatchQueue.main.setSpecific(key: key, value: 1)
         let printed = Recorder<String>()
@@ -120,7 +120,7 @@ private let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {
         let name = contact.binding(for: \.name, event: { .rename($0) })
         name.set("Ada")  // emits .rename("Ada"); "name: Ada" is printed once it is reduced
 
-        #expect(await eventually(within: 30) { printed.values.last == "Ada" })
+        #expect(await eventually(within: 30) { @Sendable in printed.values.last == "Ada" })
         // The first value is `$state`'s own, sent on subscription (here, the
         // test's thread); the rest come on the main queue.
         #expect(printed.values.first == "")

@@ -223,7 +223,7 @@ private final class CounterViewController: @unchecked Sendable {
         #expect(await eventually { viewController.rendered.values.contains("1") })
     }
 
-    @Test func aSwiftUISpinPublishesItsStateAndMakesBindings() async {
+    @MainActor @Test func aSwiftUISpinPublishesItsStateAndMakesBindings() async {
         let uiSpin: SwiftUISpin<CounterState, CounterEvent> = {
             // previously defined or injected: counterSpin is the Spin that handles our counter business
             let spin = SwiftUISpin(spin: counterSpin)
@@ -232,9 +232,9 @@ private final class CounterViewController: @unchecked Sendable {
         }()
         uiSpin.emit(CounterEvent.startCounter)
         let isPaused = uiSpin.binding(for: \.isPaused, event: .toggle)
-        #expect(await eventually { isPaused.get() == false })
+        #expect(await eventually { @Sendable in isPaused.get() == false })
         isPaused.set(true)
-        #expect(await eventually { isPaused.get() == true })
+        #expect(await eventually { @Sendable in isPaused.get() == true })
         #if canImport(SwiftUI)
         _ = Binding(uiSpin.binding(for: \.isPaused, event: .toggle))
         #endif
