@@ -44,7 +44,7 @@ work=$(mktemp -d)
 cat >"$work/main.swift" <<'SWIFT'
 import CSpindle
 import Foundation
-import Spindle
+@_spi(Testing) @_spi(Benchmarks) import Spindle
 
 enum Event: Sendable { case external, fromSync, fromAsync, fromInline }
 
