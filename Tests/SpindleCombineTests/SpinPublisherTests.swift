@@ -146,14 +146,18 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         let cancelled = Locked(false)
         let signal = StopSignal()
         let gear = Gear<Int>()
-        // A slow renderer behind a backlog: thousands of events are queued
+        // A renderer behind a backlog: its 100th call waits until the test
+        // has cancelled, so thousands of states are still to be delivered
         // when the cancel comes, inline (a slice of up to 1,024) or in the
-        // renderer queue's mailbox.
+        // renderer queue's mailbox, however the machine schedules the test.
+        let reached = OpenOnce()
+        let release = DispatchSemaphore(value: 0)
         let render = Feedback<Int, Int>(effect: { (_: Int) in
-            calls.add()
+            if calls.add() == 100 {
+                reached.open()
+                release.wait()
+            }
             if cancelled.withLock({ $0 }) { afterCancel.add() }
-            let start = ContinuousClock.now
-            while ContinuousClock.now - start < .microseconds(20) {}
         })
         let spin = Spin(
             initialState: 0,
@@ -163,15 +167,18 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
             ],
             reducer: Reducer<Int, Int> { $0 + $1 }
         ).observed(by: signal)
-        let subscription = AnyPublisher.stream(from: spin).sink { _ in }
+        // A dedicated thread: the renderer blocks its runner for a while.
+        let subscription = AnyPublisher.stream(from: spin, options: SpinOptions(executor: .dedicatedThread))
+            .sink { _ in }
         #expect(await eventually { gear.attachedCount == 1 })
         await onThreads(1) { _ in for _ in 0..<20_000 { gear.propagate(1) } }
-        #expect(await eventually { calls.current > 100 })
+        await reached.wait()
         subscription.cancel()
         // Set once cancel() has returned: a call that sees it started after
-        // the cancel, or was already running then (at most one: the next
-        // one finds the stop).
+        // the cancel, or was already running then (at most one, the waiting
+        // 100th: the next one finds the stop).
         cancelled.withLock { $0 = true }
+        release.signal()
         await signal.stopped.wait()
         #expect(afterCancel.current <= 1)
         #expect(calls.current < 20_001)
