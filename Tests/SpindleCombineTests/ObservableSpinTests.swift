@@ -22,18 +22,6 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     }
 }
 
-/// Polls `condition` on the main actor every millisecond, for up to `seconds`
-/// (the test support's `eventually` is not isolated).
-@MainActor
-private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(1))
-    }
-    return condition()
-}
-
 @Suite struct ObservableSpinTests {
     private static let mainKey: DispatchSpecificKey<Int> = {
         let key = DispatchSpecificKey<Int>()
@@ -54,7 +42,7 @@ private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) asy
         #expect(observable.state == 0)
         observable.start()
         observable.start()  // does nothing the second time
-        #expect(await untilTrue { published.count == 21 })
+        #expect(await eventuallyOnMainActor(within: 30) { published.count == 21 })
         #expect(published.values == Array(0...20))  // the initial state first
         #expect(onMain.values.count == 21 && onMain.values.allSatisfy { $0 })
         #expect(observable.state == 20)
@@ -69,7 +57,7 @@ private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) asy
             before.append(MainActor.assumeIsolated { observable.state })  // still the old value
         })
         observable.start()
-        #expect(await untilTrue { before.count == 21 })
+        #expect(await eventuallyOnMainActor(within: 30) { before.count == 21 })
         #expect(before.values == [0] + Array(0..<20))
         bag.cancelAll()
     }
@@ -115,10 +103,10 @@ private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) asy
         let observable = ObservableSpin(spin: counterSpin())
         #expect(observable.emit(1) == .stopped)
         observable.start()
-        #expect(await untilTrue { observable.state == 20 })
+        #expect(await eventuallyOnMainActor(within: 30) { observable.state == 20 })
         let fromAnotherThread = await Task.detached { observable.emit(5) }.value
         #expect(fromAnotherThread == .accepted)
-        #expect(await untilTrue { observable.state == 25 })
+        #expect(await eventuallyOnMainActor(within: 30) { observable.state == 25 })
     }
 
     @MainActor @Test func bindingGetsTheValueAndItsSetterEmitsTheEvent() async {
@@ -135,12 +123,12 @@ private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) asy
         #expect(name.get() == "")
         name.set("Ada")  // before start: not accepted
         observable.start()
-        #expect(await untilTrue { names.count == 1 })
+        #expect(await eventuallyOnMainActor(within: 30) { names.count == 1 })
         name.set("Ada")
-        #expect(await untilTrue { name.get() == "Ada" })
+        #expect(await eventuallyOnMainActor(within: 30) { name.get() == "Ada" })
         name.wrappedValue = "Grace"
-        #expect(await untilTrue { names.values == ["", "Ada", "Grace"] })
-        #expect(await untilTrue { observable.state == Form(name: "Grace", edits: 2) })
+        #expect(await eventuallyOnMainActor(within: 30) { names.values == ["", "Ada", "Grace"] })
+        #expect(await eventuallyOnMainActor(within: 30) { observable.state == Form(name: "Grace", edits: 2) })
         bag.cancelAll()
     }
 
@@ -151,10 +139,10 @@ private func untilTrue(within seconds: Double = 30, _ condition: () -> Bool) asy
             let observable = ObservableSpin(spin: counterSpin(gear: gear))
             released = observable
             observable.start()
-            #expect(await untilTrue { gear.attachedCount == 1 })
+            #expect(await eventuallyOnMainActor(within: 30) { gear.attachedCount == 1 })
         }
-        #expect(await untilTrue { released == nil })
-        #expect(await untilTrue { gear.attachedCount == 0 })
+        #expect(await eventuallyOnMainActor(within: 30) { released == nil })
+        #expect(await eventuallyOnMainActor(within: 30) { gear.attachedCount == 0 })
     }
 }
 

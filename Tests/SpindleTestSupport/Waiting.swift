@@ -12,6 +12,20 @@ package func eventually(within seconds: Double = 10, _ condition: () -> Bool) as
     return condition()
 }
 
+/// `eventually` on the main actor, for conditions that read main-actor
+/// state: polls `condition` there every millisecond until it holds or
+/// `seconds` pass.
+/// - Returns: whether it held.
+@MainActor
+package func eventuallyOnMainActor(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return condition()
+}
+
 /// Runs `body` on `count` OS threads (Foundation `Thread`, never the
 /// cooperative pool: producers block, and the pool has one thread per core)
 /// and waits for all of them without blocking a concurrency thread.

@@ -8,18 +8,6 @@ import SpindleTestSupport
 // async main serves the main queue while it awaits).
 @Suite struct ObservationSpinTests {
     /// Counts up to `limit` by itself once started.
-    /// Polls `condition` on the main actor every millisecond, for up to
-    /// ten seconds (the test support's `eventually` is not isolated).
-    @MainActor
-    private func untilTrue(_ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(10)
-        while ContinuousClock.now < deadline {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(1))
-        }
-        return condition()
-    }
-
     private func counterSpin(limit: Int = 20) -> Spin<Int, Int> {
         Spin<Int, Int>(initialState: 0) {
             Feedback(effect: { (state: Int) -> Int? in state < limit ? 1 : nil })
@@ -38,14 +26,14 @@ import SpindleTestSupport
         }
         model.start()
         model.start()  // does nothing the second time
-        #expect(await untilTrue { model.state == 20 })
+        #expect(await eventuallyOnMainActor { model.state == 20 })
         #expect(changed.current == 1)  // onChange fires once per tracking
     }
 
     @MainActor @Test func everyStateModeEndsOnTheFinalStateToo() async {
         let model = ObservationSpin(spin: counterSpin(limit: 200), publishing: .everyState)
         model.start()
-        #expect(await untilTrue { model.state == 200 })
+        #expect(await eventuallyOnMainActor { model.state == 200 })
     }
 
     @MainActor @Test func emitAndBindingsWorkFromAnyThreadAndBeforeStartNothingIsAccepted() async {
@@ -56,13 +44,13 @@ import SpindleTestSupport
         model.start()
         let accepted = await Task.detached { model.emit(5) }.value
         #expect(accepted == .accepted)
-        #expect(await untilTrue { model.state == 5 })
+        #expect(await eventuallyOnMainActor { model.state == 5 })
         let doubled = model.binding(for: \.self, event: { $0 })
         doubled.set(10)
-        #expect(await untilTrue { model.state == 15 })
+        #expect(await eventuallyOnMainActor { model.state == 15 })
         let plusOne = model.binding(for: \.self, event: 1)
         plusOne.set(999)  // the value is not the event
-        #expect(await untilTrue { model.state == 16 })
+        #expect(await eventuallyOnMainActor { model.state == 16 })
         #expect(plusOne.get() == 16)
     }
 }

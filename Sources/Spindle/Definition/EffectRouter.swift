@@ -244,8 +244,8 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
         /// effect's payload; nil: unhandled.
         let handler: (route: Int, job: EffectJob<Event>)?
         /// When more than one route (the fallback aside) claims the effect,
-        /// all of them, in order; otherwise empty.
-        let ambiguousRoutes: [Int]
+        /// the error naming all of them, in order; otherwise nil.
+        let ambiguity: AmbiguousEffectRouteError?
     }
 
     /// Offers `effect` to every route: the first claimant handles it, the
@@ -267,7 +267,9 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
         if first == nil, let fallbackIndex, let job = routes[fallbackIndex].claim(effect) {
             first = (fallbackIndex, job)
         }
-        return Claim(handler: first, ambiguousRoutes: ambiguous)
+        let ambiguity = ambiguous.isEmpty
+            ? nil : AmbiguousEffectRouteError(effect: effect, routes: ambiguous, router: name)
+        return Claim(handler: first, ambiguity: ambiguity)
     }
 }
 

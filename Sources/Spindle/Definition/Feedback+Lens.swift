@@ -160,9 +160,7 @@ extension Feedback {
                 guard case .success(let part) = filter(state) else { return nil }
                 return effect(part)
             },
-            filteredBy: { state in
-                if case .success = filter(state) { true } else { false }
-            },
+            filteredBy: Self.selects(filter),
             on: queue, applying: strategy)
     }
 
@@ -178,9 +176,7 @@ extension Feedback {
                 guard case .success(let part) = filter(state) else { return nil }
                 return await effect(part)
             },
-            filteredBy: { state in
-                if case .success = filter(state) { true } else { false }
-            },
+            filteredBy: Self.selects(filter),
             on: queue, applying: strategy)
     }
 
@@ -198,9 +194,16 @@ extension Feedback {
                     if !emitter.emit(event) { return }
                 }
             }),
-            filter: { state in
-                if case .success = filter(state) { true } else { false }
-            },
+            filter: Self.selects(filter),
             queue: queue, strategy: strategy)
+    }
+
+    // The predicate of a Result filter: the states it extracts a part from.
+    private static func selects<Sub>(
+        _ filter: @escaping @Sendable (State) -> Result<Sub, FeedbackFilterError>
+    ) -> @Sendable (State) -> Bool {
+        { state in
+            if case .success = filter(state) { true } else { false }
+        }
     }
 }

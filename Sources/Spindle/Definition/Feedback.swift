@@ -169,13 +169,18 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         return parts.flatMap(\.flattened)
     }
 
+    // For a merged feedback, the same with `transform` applied to every
+    // part (what a modifier does to a merged feedback); nil otherwise.
+    private func mappingParts(_ transform: (Feedback) -> Feedback) -> Feedback? {
+        guard case .merged(let parts) = effect else { return nil }
+        return Feedback(effect: .merged(parts.map(transform)), queue: nil, strategy: strategy)
+    }
+
     /// Returns this feedback running on `queue` (this also undoes
     /// ``executeOnReducerThread()``). For a merged feedback
     /// (``init(effects:)``), every part runs on `queue`.
     public func execute(on queue: DispatchQueue) -> Feedback {
-        if case .merged(let parts) = effect {
-            return Feedback(effect: .merged(parts.map { $0.execute(on: queue) }), queue: nil, strategy: strategy)
-        }
+        if let merged = mappingParts({ $0.execute(on: queue) }) { return merged }
         var copy = self
         copy.queue = queue
         copy.runsOnReducerThread = false
@@ -202,9 +207,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// - Parameter delivery: which states to hand the effect.
     /// - Returns: this feedback with that delivery.
     public func delivering(_ delivery: StateDelivery) -> Feedback {
-        if case .merged(let parts) = effect {
-            return Feedback(effect: .merged(parts.map { $0.delivering(delivery) }), queue: nil, strategy: strategy)
-        }
+        if let merged = mappingParts({ $0.delivering(delivery) }) { return merged }
         var copy = self
         copy.delivery = delivery
         return copy
@@ -220,9 +223,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// - Precondition: the effect is synchronous (`(State) -> Event?` or
     ///   `(State) -> Void`; for a merged feedback, every part's is).
     public func executeOnReducerThread() -> Feedback {
-        if case .merged(let parts) = effect {
-            return Feedback(effect: .merged(parts.map { $0.executeOnReducerThread() }), queue: nil, strategy: strategy)
-        }
+        if let merged = mappingParts({ $0.executeOnReducerThread() }) { return merged }
         guard case .sync = effect else {
             preconditionFailure("Spindle: only synchronous effects can run on the reducer thread")
         }

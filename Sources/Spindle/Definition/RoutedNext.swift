@@ -46,8 +46,7 @@ extension EffectRouter {
     /// extractors; must be called where the reducer would run them.
     func routed(_ effect: Effect) -> RoutedEffect<Event> {
         let claim = claim(effect)
-        let ambiguity = claim.ambiguousRoutes.isEmpty
-            ? nil : AmbiguousEffectRouteError(effect: effect, routes: claim.ambiguousRoutes, router: name)
+        let ambiguity = claim.ambiguity
         guard let (index, job) = claim.handler else {
             return RoutedEffect(effect: effect, route: nil, handler: nil, ambiguity: ambiguity)
         }

@@ -97,8 +97,8 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
                 port.counters.unhandledEffects.wrappingIncrement(ordering: .relaxed)
                 misrouted.append(UnhandledEffectError(effect: effect, router: router.name))
             }
-            if !claim.ambiguousRoutes.isEmpty {
-                misrouted.append(AmbiguousEffectRouteError(effect: effect, routes: claim.ambiguousRoutes, router: router.name))
+            if let ambiguity = claim.ambiguity {
+                misrouted.append(ambiguity)
             }
         }
         if !claimed.isEmpty { enqueue(claimed, port: port) }

@@ -155,23 +155,24 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             if let last = states.last { deliverLatest(last) }
             return
         }
-        let schedule = mailbox.withLock { mailbox -> Bool in
-            guard !mailbox.stopped else { return false }
-            mailbox.pending.append(copying: states)
-            if mailbox.scheduled { return false }
-            mailbox.scheduled = true
-            return true
-        }
-        if schedule, let queue { queue.async { self.drainMailbox() } }
+        post { $0.append(copying: states) }
     }
 
     /// Hands the latest state to a feedback that takes only the latest: it
     /// replaces the state waiting in the mailbox, if any. Runner only.
     func deliverLatest(_ state: State) {
+        post { pending in
+            pending.removeAll()
+            pending.append(state)
+        }
+    }
+
+    // Fills the mailbox under its lock (unless stopped) and schedules one
+    // drain on the queue when none is scheduled. Runner only.
+    private func post(_ fill: (inout RawFIFO<State>) -> Void) {
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
-            mailbox.pending.removeAll()
-            mailbox.pending.append(state)
+            fill(&mailbox.pending)
             if mailbox.scheduled { return false }
             mailbox.scheduled = true
             return true

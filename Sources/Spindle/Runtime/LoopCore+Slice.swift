@@ -56,8 +56,8 @@ extension LoopCore {
         started = true
         let initial = state
         hub?.loopStarted(initialState: initial)
-        if hasInlineWorkers { runInlineWorkers() }
-        if hasLatestInlineWorkers { runLatestInlineWorkers() }
+        if hasInlineWorkers { runInlineWorkers(from: firstInlineWorker) }
+        if hasLatestInlineWorkers { runInlineWorkers(from: firstLatestInlineWorker) }
         if hasQueuedWorkers {
             batchStates.append(initial)
             for worker in workers!.queued { worker.deliver(batchStates.elements) }
@@ -77,31 +77,21 @@ extension LoopCore {
         }
         reduceFunction(&statePointer.pointee, payload)
         reducedCount &+= 1
-        if hasInlineWorkers { runInlineWorkers() }
+        if hasInlineWorkers { runInlineWorkers(from: firstInlineWorker) }
         if collecting { batchStates.append(statePointer.pointee) }
     }
 
-    // Out of line on purpose: kept out of `reduce`, which runs for every
-    // event whether or not the loop has inline workers.
+    // Runs a chain of inline workers (linked through `nextInline`) with the
+    // current state: the every-state chain after each reduction, the
+    // latest-state chain once per batch. Out of line on purpose: kept out of
+    // `reduce`, which runs for every event whether or not the loop has
+    // inline workers.
     @inline(never)
-    private func runInlineWorkers() {
+    private func runInlineWorkers(from first: FeedbackWorker<State, Event>?) {
         // A discarding stop ends deliveries at once, even within a batch.
         if stopRequest.load(ordering: .relaxed) == .discard { return }
         let current = state
-        var next = firstInlineWorker
-        while let worker = next {
-            worker.runInline(current)
-            next = worker.nextInline
-        }
-    }
-
-    // The inline feedbacks that take the latest state: once per batch, with
-    // the batch's last state.
-    @inline(never)
-    private func runLatestInlineWorkers() {
-        if stopRequest.load(ordering: .relaxed) == .discard { return }
-        let current = state
-        var next = firstLatestInlineWorker
+        var next = first
         while let worker = next {
             worker.runInline(current)
             next = worker.nextInline
@@ -188,7 +178,7 @@ extension LoopCore {
                 }
             }
         }
-        if hasLatestInlineWorkers { runLatestInlineWorkers() }
+        if hasLatestInlineWorkers { runInlineWorkers(from: firstLatestInlineWorker) }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
             if observerBaseIndex < 0 {
                 observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
