@@ -204,7 +204,16 @@ extension StressSuite {
                 }
                 // Stop once effects are flowing, while the producers still run.
                 _ = await eventually(within: 30) { checker.handlerEvents.current >= 1 }
+                // Hold the echo route's queue across the stop, so that echo
+                // effects dispatched meanwhile are still waiting for their
+                // handler when the loop finishes: the race is exercised in
+                // every round, however fast the queue keeps up. Released
+                // once the loop has stopped (or after 10 s, should the stop
+                // ever wait for the route's queue).
+                let held = DispatchSemaphore(value: 0)
+                echoQueue.async { _ = held.wait(timeout: .now() + 10) }
                 let report = await loop.stop(mode)
+                held.signal()
                 #expect(await produced, "producers did not finish: a hang")
                 // Handlers running at stop may still be emitting: wait for the
                 // echo route's queue to pass them, and for the tasks to end.
