@@ -76,6 +76,13 @@ let package = Package(
             ],
             path: "Benchmarks/Harness"
         ),
+        // The soak: a mixed workload for a given time, then its books, RSS and
+        // live objects (`scripts/soak.sh`, run by CI for 60 s).
+        .executableTarget(
+            name: "soak",
+            dependencies: ["Spindle", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            path: "Benchmarks/Soak"
+        ),
         // The runnable example: `swift run spindle-example`.
         .executableTarget(name: "spindle-example", dependencies: ["Spindle"], path: "Examples/SpindleExample"),
         // The Combine bridge: Apple's Combine where it exists, OpenCombine

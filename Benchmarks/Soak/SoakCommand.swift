@@ -1,0 +1,141 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+@_spi(Testing) import Spindle
+import Synchronization
+
+/// `soak`: a mixed workload for a given time, then the books.
+///
+/// 1,000 loops, each with an inline feedback, async effects under both
+/// execution strategies, a renderer on a dispatch queue (every state or
+/// conflated), a gear shared with other loops (both ways) and an observer;
+/// producer threads emit numbered items to random loops at a paced rate;
+/// loops are stopped and replaced all along (start/stop churn). Checked:
+/// every stopped loop's books (per-producer order, accepted = reduced, every
+/// echo an effect or gear sent reduced or accounted for as discarded or
+/// refused, the observer saw every reduction); RSS after warm-up flat within
+/// `--max-rss-growth` percent; live objects back to zero at the end.
+@main
+struct SoakCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soak",
+        abstract: "Run Spindle's mixed soak workload and check its books, its RSS and its live objects.",
+        discussion: "Set MALLOC_ARENA_MAX (scripts/soak.sh sets 2): glibc's per-thread arenas otherwise grow with every thread that ever allocated.")
+
+    @Option(help: "How long the workload runs, in seconds.")
+    var seconds = 60
+    @Option(help: "Loops running at once.")
+    var loops = 1_000
+    @Option(help: "Producer threads (1 to \(SoakState.maximumProducers)).")
+    var producers = 4
+    @Option(help: "Items per second, all producers together.")
+    var rate = 200_000
+    @Option(help: "Loops stopped and replaced per second.")
+    var churn = 100
+    @Option(help: "Seconds of warm-up before the RSS reference (default: a fifth of the run, at least 10).")
+    var warmUp: Int?
+    @Option(help: "Largest RSS growth allowed after warm-up, in percent of the reference.")
+    var maxRSSGrowth = 5.0
+
+    func validate() throws {
+        guard (1...SoakState.maximumProducers).contains(producers) else {
+            throw ValidationError("--producers must be 1 to \(SoakState.maximumProducers)")
+        }
+        guard seconds >= 2, loops >= 1, rate >= producers, churn >= 0 else {
+            throw ValidationError("--seconds ≥ 2, --loops ≥ 1, --rate ≥ --producers, --churn ≥ 0")
+        }
+    }
+
+    func run() async throws {
+        let warmUpSeconds = min(warmUp ?? max(10, seconds / 5), seconds - 1)
+        let arenas = ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] ?? "unset"
+        print("soak: \(seconds) s, \(loops) loops, \(producers) producers at \(rate) items/s, \(churn) loops replaced/s, "
+            + "warm-up \(warmUpSeconds) s, MALLOC_ARENA_MAX=\(arenas)")
+        // The loops live in `workload`'s scope: once it returns, only
+        // what Spindle itself keeps could still be alive.
+        var (samples, failures, totals, elapsed) = try await workload(warmUpSeconds: warmUpSeconds)
+        let (accepted, reduced, retired) = totals
+        let mib = Double(1 << 20)
+        let reference = samples[warmUpSeconds - 1]
+        let peakAfter = samples[warmUpSeconds...].max() ?? reference
+        let growth = Double(peakAfter - reference) / Double(reference) * 100
+        print("soak: \(accepted) items accepted, \(reduced) reductions (items and echoes), \(retired) loops checked; "
+            + "\(String(format: "%.0f", Double(accepted) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))) items/s")
+        print("soak: RSS MiB per second: \(samples.map { String(format: "%.1f", Double($0) / mib) }.joined(separator: " "))")
+        print(String(format: "soak: RSS after warm-up %.1f MiB, peak after %.1f MiB: %+.2f%% (limit %.1f%%)",
+                     Double(reference) / mib, Double(peakAfter) / mib, growth, maxRSSGrowth))
+        if growth > maxRSSGrowth { failures.append(String(format: "RSS grew %.2f%% after warm-up", growth)) }
+
+        // Effect tasks and dispatch work items end shortly after the stops.
+        var live = SpindleLiveObjects.current
+        let deadline = ContinuousClock.now + .seconds(30)
+        while !live.isEmpty, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            live = SpindleLiveObjects.current
+        }
+        print("soak: live objects at the end: \(live)")
+        if !live.isEmpty { failures.append("live objects left: \(live)") }
+
+        if failures.isEmpty {
+            print("soak: passed")
+        } else {
+            for failure in failures.prefix(20) { print("soak: FAILED: \(failure)") }
+            if failures.count > 20 { print("soak: … and \(failures.count - 20) more failures") }
+            throw ExitCode.failure
+        }
+    }
+
+    /// Runs the workload, stops every loop and checks each one's books.
+    /// - Returns: RSS per second, the failures, (items accepted,
+    ///   reductions, loops checked), and how long the producers ran.
+    private func workload(warmUpSeconds: Int) async throws -> ([Int], [String], (Int, Int, Int), Duration) {
+        let world = SoakWorld(loops: loops, producers: producers)
+        let coverage = SoakCoverage()
+        let threads = SoakProducers(world: world, producers: producers, rate: rate)
+        threads.start()
+
+        var samples: [Int] = []
+        var retired = 0
+        let start = ContinuousClock.now
+        let steps = 10
+        // Retired loops are stopped and checked concurrently (a stop waits
+        // for a grace period): the churn keeps its pace.
+        var failures = try await withThrowingTaskGroup(of: [String].self) { group in
+            for second in 0..<seconds {
+                for step in 0..<steps {
+                    try await Task.sleep(until: start + .milliseconds(second * 1000 + (step + 1) * 1000 / steps))
+                    let replacements = churn / steps + (step < churn % steps ? 1 : 0)
+                    for _ in 0..<replacements {
+                        let old = world.replace(slot: Int.random(in: 0..<loops))
+                        group.addTask { await SoakWorld.retire(old, into: coverage) }
+                        retired += 1
+                    }
+                }
+                samples.append(ProcessMemory.residentBytes())
+            }
+            var failures: [String] = []
+            for try await found in group { failures += found }
+            return failures
+        }
+        let elapsed = ContinuousClock.now - start
+        threads.stop()
+        await threads.waitUntilFinished()
+        for old in world.all() {
+            failures += await SoakWorld.retire(old, into: coverage)
+            retired += 1
+        }
+
+        print("soak: \(coverage.description)")
+        return (samples, failures, (world.acceptedTotal.current, world.reducedTotal.current, retired), elapsed)
+    }
+}
+
+/// The resident set size, from /proc/self/statm (0 where there is none).
+enum ProcessMemory {
+    static func residentBytes() -> Int {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
