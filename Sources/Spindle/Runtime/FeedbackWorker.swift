@@ -151,6 +151,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// Queues a batch of states for the feedback's queue (only the last one
     /// when it takes the latest state). Runner only.
     func deliver(_ states: UnsafeBufferPointer<State>) {
+        core.assertOnRunner()
         if takesLatestOnly {
             if let last = states.last { deliverLatest(last) }
             return
@@ -161,6 +162,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// Hands the latest state to a feedback that takes only the latest: it
     /// replaces the state waiting in the mailbox, if any. Runner only.
     func deliverLatest(_ state: State) {
+        core.assertOnRunner()
         post { pending in
             pending.removeAll()
             pending.append(state)
@@ -170,6 +172,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // Fills the mailbox under its lock (unless stopped) and schedules one
     // drain on the queue when none is scheduled. Runner only.
     private func post(_ fill: (inout RawFIFO<State>) -> Void) {
+        core.assertOnRunner()
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
             fill(&mailbox.pending)
@@ -184,6 +187,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// Runner only.
     @inline(__always)
     func runInline(_ state: State) {
+        core.assertOnRunner()
         guard let syncEffectWritingInto, core.hub == nil else {
             runInlineGeneral(state)
             return
@@ -239,6 +243,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// Stops the worker: no further runs, every live run cancelled, the gear
     /// detached. Events emitted by runs afterwards are discarded. Runner only.
     func stop() {
+        core.assertOnRunner()
         mailbox.withLock { mailbox in
             mailbox.stopped = true
             mailbox.pending.removeAll()
@@ -265,8 +270,18 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         attachment?.cancel()
     }
 
+    /// Crashes in debug builds when called off the feedback's queue (the
+    /// mailbox's drain side has one runner: the queue). Free in release.
+    @inline(__always)
+    private func assertOnQueue() {
+        #if DEBUG
+        if let queue { dispatchPrecondition(condition: .onQueue(queue)) }
+        #endif
+    }
+
     // On `queue`: handle everything queued, then give the queue back.
     private func drainMailbox() {
+        assertOnQueue()
         while true {
             if takeBatch() {
                 while !draining.isEmpty { handle(draining.removeFirst()) }
@@ -283,7 +298,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     // Moves the queued states into `draining`; false when there are none.
     private func takeBatch() -> Bool {
-        mailbox.withLock { mailbox -> Bool in
+        assertOnQueue()
+        return mailbox.withLock { mailbox -> Bool in
             if mailbox.pending.isEmpty || mailbox.stopped { return false }
             mailbox.pending.exchange(with: &draining)
             return true

@@ -173,10 +173,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         do {
             try executor.register(self)
         } catch {
-            closed.store(true, ordering: .sequentiallyConsistent)
-            _ = stopRequest.compareExchange(expected: .none, desired: .drain, ordering: .sequentiallyConsistent)
-            schedulingState.store(.finished, ordering: .sequentiallyConsistent)
-            complete(with: StopReport(reduced: 0, discarded: 0), finalState: state)
+            finishUnstarted()
             throw error
         }
         // Plain index loops, and nothing at all without feedbacks: in this
@@ -200,6 +197,16 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             for worker in workers.attached { worker.attach() }
         }
         if firstSliceHasWork { scheduleFirstRun() }
+    }
+
+    /// Finishes a loop that will never run (its executor refused it, or its
+    /// options are invalid): every emit answers `.stopped`, `stop` returns
+    /// at once with nothing reduced. Called before any other thread sees it.
+    func finishUnstarted() {
+        closed.store(true, ordering: .sequentiallyConsistent)
+        _ = stopRequest.compareExchange(expected: .none, desired: .drain, ordering: .sequentiallyConsistent)
+        schedulingState.store(.finished, ordering: .sequentiallyConsistent)
+        complete(with: StopReport(reduced: 0, discarded: 0), finalState: state)
     }
 
     private func makeWorkers(_ feedbacks: [Feedback<State, Event>]) {
@@ -277,7 +284,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     override func requestStopForShutdown() { requestStop(.drain) }
     override func gracePeriodEnded() { graceEnded() }
 
-    /// Crashes in debug builds when called outside a slice of this loop.
+    /// Crashes in debug builds when called outside a slice of this loop
+    /// (swift-nio's `assertInEventLoop`): called at the top of every
+    /// runner-only method, so a label that drifted from the code fails the
+    /// first test that takes the path. Free in release builds.
     @inline(__always)
     func assertOnRunner() {
         assert(isOnRunner, "Spindle: runner-only code ran outside the loop's slice")
@@ -517,7 +527,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// Runner only.
     @inline(__always)
     func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
-        switch queueTag {
+        assertOnRunner()
+        return switch queueTag {
         case .lockFree: lockFreeQueue!.drain(max: max, body)
         case .ring: ringQueue!.drain(max: max, body)
         case .baseline: baselineQueue!.drain(max: max, body)
@@ -537,7 +548,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     /// Runner only (reads the consumer's private batch).
     var queueIsEmpty: Bool {
-        switch queueTag {
+        assertOnRunner()
+        return switch queueTag {
         case .lockFree: lockFreeQueue!.isEmpty
         case .ring: ringQueue!.isEmpty
         case .baseline: baselineQueue!.isEmpty
