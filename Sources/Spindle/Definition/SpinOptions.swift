@@ -23,7 +23,9 @@ public enum QueueKind: Sendable, Hashable {
     /// Unbounded, lock-free: liburcu's wait-free concurrent queue with pooled
     /// nodes. The default.
     case lockFree
-    /// Bounded ring in C11 atomics, with an overflow policy.
+    /// Bounded ring in C11 atomics, with an overflow policy. `capacity` is
+    /// rounded up to a power of two; it must be 1…2^30, or the loop does not
+    /// start (``SpinExecutorError/invalidOptions(reason:)``).
     case bounded(capacity: Int, overflow: OverflowPolicy)
     /// The pure-Swift comparison queue, for the benchmark harness and tests
     /// only: a pthread mutex around a growable ring of events, drained by
@@ -69,7 +71,8 @@ public struct SpinOptions: Sendable {
     /// The most events a loop reduces in one slice before it publishes the
     /// state and delivers the batch to queued feedbacks; on a pool, the loop
     /// then yields its thread if other loops are waiting (fairness).
-    /// Default: 1024.
+    /// Default: 1024. Below 1, the loop does not start
+    /// (``SpinExecutorError/invalidOptions(reason:)``).
     public var maxBatch: Int
     /// How many CPU pauses (tens of nanoseconds each) a dedicated thread
     /// spends polling for work once its loop is idle, before it sleeps.
@@ -88,12 +91,27 @@ public struct SpinOptions: Sendable {
         logger: Logger = Logger(label: "spindle"),
         maxBatch: Int = 1024
     ) {
-        precondition(maxBatch > 0, "Spindle: maxBatch must be > 0")
         self.executor = executor
         self.queue = queue
         self.onEffectError = onEffectError
         self.logger = logger
         self.maxBatch = maxBatch
+    }
+}
+
+extension SpinOptions {
+    /// The largest bounded queue (the C ring indexes 2^30 slots at most).
+    static let maximumBoundedCapacity = 1 << 30
+
+    /// Why these options cannot run a loop, or nil when they can. Checked
+    /// at start, so that a value a caller computed (a capacity of 0, a
+    /// `maxBatch` of 0) is a start error, not a crash.
+    var invalidity: String? {
+        if maxBatch < 1 { return "maxBatch must be at least 1 (got \(maxBatch))" }
+        if case .bounded(let capacity, _) = queue, !(1...Self.maximumBoundedCapacity).contains(capacity) {
+            return "a bounded queue's capacity must be 1…\(Self.maximumBoundedCapacity) (got \(capacity))"
+        }
+        return nil
     }
 }
 

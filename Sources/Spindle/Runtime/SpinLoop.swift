@@ -56,6 +56,19 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         _ spin: Spin<State, Event>, options: SpinOptions,
         beforeStart: (LoopCore<State, Event>) -> Void
     ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
+        if let reason = options.invalidity {
+            // A loop that never runs: it needs a queue and an executor to
+            // exist, but registers with none and is finished from birth.
+            var runnable = options
+            runnable.queue = .lockFree
+            runnable.maxBatch = 1
+            let core = LoopCore(spin: spin, options: runnable, executor: SpinExecutor.sharedPool.makeExecutor(spinsBeforeParking: 0))
+            beforeStart(core)
+            core.finishUnstarted()
+            let error = SpinExecutorError.invalidOptions(reason: reason)
+            options.logger.error("\(error.description)")
+            return (core, error)
+        }
         let choice = options.executor ?? spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
         let core = LoopCore(
             spin: spin, options: options,

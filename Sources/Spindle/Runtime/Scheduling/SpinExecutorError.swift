@@ -13,6 +13,10 @@ public enum SpinExecutorError: Error, Sendable, Hashable, CustomStringConvertibl
     case sharedPoolCannotShutDown
     /// A pool needs at least one thread.
     case invalidThreadCount(Int)
+    /// The loop's ``SpinOptions`` cannot run: `reason` says which value
+    /// (``SpinOptions/maxBatch`` below 1, a bounded queue's capacity outside
+    /// 1…2^30).
+    case invalidOptions(reason: String)
 
     public var description: String {
         switch self {
@@ -25,6 +29,8 @@ public enum SpinExecutorError: Error, Sendable, Hashable, CustomStringConvertibl
             "Spindle: the shared reducer pool lives as long as the process and cannot be shut down"
         case .invalidThreadCount(let count):
             "Spindle: a reducer pool needs at least one thread (asked for \(count))"
+        case .invalidOptions(let reason):
+            "Spindle: the loop's options cannot run: \(reason)"
         }
     }
 }
