@@ -112,10 +112,18 @@ let package = Package(
             name: "SpindleTestingTests",
             dependencies: ["SpindleTesting", "Spindle", "SpindleTestSupport", "SpindleLevelsFixture"]
         ),
+        // The recorder's crash tests run it as a child process and kill it
+        // (SpindleObservabilityTests finds it beside the test bundle).
+        .executableTarget(
+            name: "spindle-recorder-child",
+            dependencies: ["Spindle", "SpindleReplay"],
+            path: "Tests/RecorderCrashChild"
+        ),
         .testTarget(
             name: "SpindleObservabilityTests",
             dependencies: [
                 "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport", "SpindleLevelsFixture",
+                "spindle-recorder-child",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]

@@ -20,6 +20,10 @@ import Spindle
 /// README: a header line with the initial state, a line per reduction, a
 /// footer with the stop report.
 ///
+/// A recording that was cut short (a crash, a full disk) has no footer and
+/// may end in a torn line: read it with ``TornLastLine/drop`` to replay its
+/// complete lines, the states published up to its last flush.
+///
 /// **Thread safety:** a value; share it freely.
 public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
     /// One reduced event.
@@ -38,23 +42,100 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
     public let entries: [Entry]
     /// The loop's stop report, or nil when the recording was cut short.
     public let stopReport: StopReport?
+    /// The torn last line a ``TornLastLine/drop`` read left out, as
+    /// ``RecordingError/tornLastLine(line:)``; nil when the recording had
+    /// none.
+    public let tornTail: RecordingError?
     /// The header's `initial_state`, as JSON (nil when it was null).
     private let initialStateJSON: Data?
 
     /// Reads a recording from a file.
+    /// - Parameters:
+    ///   - url: the file.
+    ///   - tornLastLine: what to do with a last line cut short (default
+    ///     ``TornLastLine/fail``).
     /// - Throws: ``RecordingError`` for a file that is not a recording, of
-    ///   an unknown version, or with a line that cannot be decoded; the
-    ///   file system's error when it cannot be read.
-    public init(contentsOf url: URL) throws {
-        try self.init(jsonLines: try Data(contentsOf: url))
+    ///   an unknown version, or with a line that cannot be decoded (a torn
+    ///   last line: ``RecordingError/tornLastLine(line:)``, unless dropped);
+    ///   the file system's error when it cannot be read.
+    public init(contentsOf url: URL, tornLastLine: TornLastLine = .fail) throws {
+        try self.init(jsonLines: try Data(contentsOf: url), tornLastLine: tornLastLine)
     }
 
     /// Reads a recording from its JSON Lines.
-    /// - Throws: ``RecordingError``, naming the line at fault.
-    public init(jsonLines data: Data) throws {
+    ///
+    /// A recording cut at any byte (a process killed mid-write, a full
+    /// disk) reads as its complete lines plus ``RecordingError/tornLastLine(line:)``
+    /// for the last one, when that line has no line feed and does not
+    /// decode. A last line without a line feed that decodes in full is
+    /// complete and kept.
+    ///
+    /// - Parameters:
+    ///   - data: the recording's bytes.
+    ///   - tornLastLine: ``TornLastLine/fail`` (the default) throws for a
+    ///     torn last line; ``TornLastLine/drop`` keeps the lines before it
+    ///     and reports it in ``tornTail``.
+    /// - Throws: ``RecordingError``, naming the line at fault. A recording
+    ///   torn inside its header throws even with ``TornLastLine/drop``: it
+    ///   has no complete line to keep.
+    public init(jsonLines data: Data, tornLastLine: TornLastLine = .fail) throws {
         let decoder = JSONDecoder()
-        var lines = data.split(separator: 0x0A, omittingEmptySubsequences: true).makeIterator()
-        guard let first = lines.next() else { throw RecordingError.notARecording(firstLine: "") }
+        var lines = data.split(separator: 0x0A, omittingEmptySubsequences: false)
+        // The segment after the last line feed: empty for a whole recording,
+        // the torn line's bytes for a cut one.
+        let tail = lines.removeLast()
+        let tailLineNumber = lines.count + 1
+        let tailIsLine = !tail.isEmpty
+        var tornTail: RecordingError?
+        var parsed = Parsed()
+        do {
+            try Self.parse(lines, tail: tailIsLine ? tail : nil, decoder: decoder, into: &parsed)
+        } catch let error as RecordingError {
+            // A torn line: the error is in the unterminated tail, and the
+            // tail is not JSON at all (no proper prefix of a JSON object is
+            // JSON). A whole JSON line that is wrong keeps its own error.
+            guard tailIsLine, Self.line(of: error) == tailLineNumber,
+                  (try? JSONSerialization.jsonObject(with: Data(tail), options: [.fragmentsAllowed])) == nil else {
+                throw error
+            }
+            guard tornLastLine == .drop, tailLineNumber > 1 else {
+                throw RecordingError.tornLastLine(line: tailLineNumber)
+            }
+            tornTail = .tornLastLine(line: tailLineNumber)
+            parsed = Parsed()
+            try Self.parse(lines, tail: nil, decoder: decoder, into: &parsed)
+        }
+        version = parsed.version
+        initialStateJSON = parsed.initialStateJSON
+        entries = parsed.entries
+        stopReport = parsed.stopReport
+        self.tornTail = tornTail
+    }
+
+    /// What the lines held, as far as they were read.
+    private struct Parsed {
+        var version = 0
+        var initialStateJSON: Data?
+        var entries: [Entry] = []
+        var stopReport: StopReport?
+    }
+
+    /// The line an error names, for the errors that name one.
+    private static func line(of error: RecordingError) -> Int? {
+        switch error {
+        case .notARecording: return 1
+        case .malformedLine(let line, _): return line
+        // A line after the footer, a reduction out of sequence or an unknown
+        // version: the line was read whole.
+        default: return nil
+        }
+    }
+
+    private static func parse(
+        _ lines: [Data.SubSequence], tail: Data.SubSequence?, decoder: JSONDecoder, into parsed: inout Parsed
+    ) throws {
+        var lines = (lines + (tail.map { [$0] } ?? [])).makeIterator()
+        guard let first = lines.next(), !first.isEmpty else { throw RecordingError.notARecording(firstLine: "") }
         guard let prefix = try? decoder.decode(RecordingFormat.HeaderPrefix.self, from: Data(first)),
               prefix.format == RecordingFormat.name else {
             throw RecordingError.notARecording(firstLine: String(decoding: first, as: UTF8.self))
@@ -62,16 +143,16 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
         guard prefix.version == RecordingFormat.version else {
             throw RecordingError.unsupportedVersion(prefix.version)
         }
-        version = prefix.version
-        initialStateJSON = Self.initialStateJSON(in: Data(first))
+        parsed.version = prefix.version
+        parsed.initialStateJSON = Self.initialStateJSON(in: Data(first))
 
-        var entries: [Entry] = []
-        var stopReport: StopReport?
         var lineNumber = 1
         while let line = lines.next() {
             lineNumber += 1
+            // Blank lines are skipped, as they always were.
+            if line.isEmpty { continue }
             let data = Data(line)
-            if stopReport != nil { throw RecordingError.lineAfterFooter(line: lineNumber) }
+            if parsed.stopReport != nil { throw RecordingError.lineAfterFooter(line: lineNumber) }
             let kind: RecordingFormat.LineKind
             do {
                 kind = try decoder.decode(RecordingFormat.LineKind.self, from: data)
@@ -79,7 +160,7 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
                 throw RecordingError.malformedLine(line: lineNumber, reason: String(describing: error))
             }
             if let stopped = kind.stopped {
-                stopReport = StopReport(reduced: stopped.reduced, discarded: stopped.discarded)
+                parsed.stopReport = StopReport(reduced: stopped.reduced, discarded: stopped.discarded)
                 continue
             }
             let entry: RecordingFormat.Reduction<Event>
@@ -88,15 +169,13 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
             } catch {
                 throw RecordingError.malformedLine(line: lineNumber, reason: String(describing: error))
             }
-            guard entry.reduction == entries.count + 1 else {
+            guard entry.reduction == parsed.entries.count + 1 else {
                 throw RecordingError.reductionOutOfSequence(
-                    line: lineNumber, expected: entries.count + 1, found: entry.reduction)
+                    line: lineNumber, expected: parsed.entries.count + 1, found: entry.reduction)
             }
-            entries.append(Entry(
+            parsed.entries.append(Entry(
                 reduction: entry.reduction, time: .nanoseconds(entry.timeNanoseconds), event: entry.event))
         }
-        self.entries = entries
-        self.stopReport = stopReport
     }
 
     /// The events, in reduction order.
@@ -138,4 +217,15 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
               let value = object["initial_state"], !(value is NSNull) else { return nil }
         return try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
     }
+}
+
+/// What reading a recording does with a last line cut short.
+public enum TornLastLine: Sendable, Hashable {
+    /// Throw ``RecordingError/tornLastLine(line:)``: a strict read, for a
+    /// recording that should be whole.
+    case fail
+    /// Keep every complete line before it, and report it in
+    /// ``SpinRecording/tornTail``: the recovery read of a journal whose
+    /// writer was killed.
+    case drop
 }
