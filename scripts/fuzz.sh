@@ -35,6 +35,18 @@
 # is below.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mode=fuzz seconds=60
+case "${1:-}" in
+    --write-seed-corpus) mode=seeds ;;
+    "") ;;
+    *)
+        seconds=$1
+        if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [[ "$seconds" -eq 0 ]]; then
+            echo "usage: scripts/fuzz.sh [seconds] | --write-seed-corpus" >&2
+            exit 2
+        fi
+        ;;
+esac
 scripts/install-deps.sh
 
 # Its own scratch path, because the sanitizer flags rebuild everything and
@@ -59,16 +71,10 @@ swift build --package-path Fuzz --scratch-path "$scratch" -c release \
 # handler, which writes the crashing input.
 export SWIFT_BACKTRACE=enable=no
 
-if [[ "${1:-}" == "--write-seed-corpus" ]]; then
+if [[ $mode == seeds ]]; then
     rm -f Fuzz/Corpus/*.jsonl
     "$fuzzer" --write-seed-corpus Fuzz/Corpus
     exit 0
-fi
-
-seconds=${1:-60}
-if ! [[ "$seconds" =~ ^[0-9]+$ ]] || [[ "$seconds" -eq 0 ]]; then
-    echo "usage: scripts/fuzz.sh [seconds] | --write-seed-corpus" >&2
-    exit 2
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/spindle-fuzz.XXXXXX")
@@ -112,6 +118,7 @@ if [[ ${#findings[@]} -gt 0 ]]; then
         echo "== finding: $input ($(wc -c <"$input") bytes)"
         echo "   reproduce: SWIFT_BACKTRACE=enable=no $fuzzer $input"
         od -A d -t x1z -v "$input" | head -64
+        if [[ $(wc -c <"$input") -gt 1024 ]]; then echo "   (first 1024 bytes)"; fi
     done
     exit 1
 fi
