@@ -99,24 +99,25 @@ struct SoakCommand: AsyncParsableCommand {
         let start = ContinuousClock.now
         let steps = 10
         // Retired loops are stopped and checked concurrently (a stop waits
-        // for a grace period): the churn keeps its pace.
-        var failures = try await withThrowingTaskGroup(of: [String].self) { group in
-            for second in 0..<seconds {
-                for step in 0..<steps {
-                    try await Task.sleep(until: start + .milliseconds(second * 1000 + (step + 1) * 1000 / steps))
-                    let replacements = churn / steps + (step < churn % steps ? 1 : 0)
-                    for _ in 0..<replacements {
-                        let old = world.replace(slot: Int.random(in: 0..<loops))
-                        group.addTask { await SoakWorld.retire(old, into: coverage) }
-                        retired += 1
-                    }
+        // for a grace period), so the churn keeps its pace. Unstructured
+        // tasks that hand their findings over as they finish: a task group
+        // would keep every finished child until the end, and the soak would
+        // measure its own bookkeeping.
+        let retirements = SoakRetirements()
+        for second in 0..<seconds {
+            for step in 0..<steps {
+                try await Task.sleep(until: start + .milliseconds(second * 1000 + (step + 1) * 1000 / steps))
+                let replacements = churn / steps + (step < churn % steps ? 1 : 0)
+                for _ in 0..<replacements {
+                    let old = world.replace(slot: Int.random(in: 0..<loops))
+                    retirements.begin()
+                    Task { retirements.end(await SoakWorld.retire(old, into: coverage)) }
+                    retired += 1
                 }
-                samples.append(ProcessMemory.residentBytes())
             }
-            var failures: [String] = []
-            for try await found in group { failures += found }
-            return failures
+            samples.append(ProcessMemory.residentBytes())
         }
+        var failures = await retirements.waitForAll()
         let elapsed = ContinuousClock.now - start
         threads.stop()
         await threads.waitUntilFinished()
@@ -126,6 +127,8 @@ struct SoakCommand: AsyncParsableCommand {
         }
 
         print("soak: \(coverage.description)")
+        let attached = world.gears.map(\.attachedCount).reduce(0, +)
+        if attached != 0 { failures.append("\(attached) loops still attached to gears after every loop stopped") }
         return (samples, failures, (world.acceptedTotal.current, world.reducedTotal.current, retired), elapsed)
     }
 }
@@ -137,5 +140,29 @@ enum ProcessMemory {
         let fields = text.split(separator: " ")
         guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+}
+
+/// The retirements under way, and what they found.
+final class SoakRetirements: Sendable {
+    private struct State {
+        var running = 0
+        var failures: [String] = []
+    }
+    private let state = Mutex(State())
+
+    func begin() { state.withLock { $0.running += 1 } }
+
+    func end(_ failures: [String]) {
+        state.withLock { state in
+            state.running -= 1
+            state.failures += failures
+        }
+    }
+
+    /// Waits until every retirement begun has ended; returns their findings.
+    func waitForAll() async -> [String] {
+        while state.withLock({ $0.running }) > 0 { try? await Task.sleep(for: .milliseconds(1)) }
+        return state.withLock { $0.failures }
     }
 }
