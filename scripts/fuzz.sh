@@ -77,9 +77,21 @@ if [[ $mode == seeds ]]; then
     exit 0
 fi
 
+# Every past finding first, one at a time (given several files, libFuzzer
+# stops at the first that crashes): each must now read as a recording or a
+# RecordingError.
+shopt -s nullglob
+for input in Fuzz/Regressions/*.jsonl; do
+    if ! "$fuzzer" "$input" >/dev/null 2>&1; then
+        echo "fuzz: the past finding $input fails again: $fuzzer $input" >&2
+        exit 1
+    fi
+done
+shopt -u nullglob
+echo "fuzz: every past finding in Fuzz/Regressions reads cleanly"
 work=$(mktemp -d "${TMPDIR:-/tmp}/spindle-fuzz.XXXXXX")
 mkdir "$work/corpus" "$work/artifacts"
-cp Fuzz/Corpus/* "$work/corpus/"
+cp Fuzz/Corpus/* Fuzz/Regressions/*.jsonl "$work/corpus/"
 
 flags=(
     -max_total_time="$seconds"

@@ -47,6 +47,16 @@ enum RecordingFormat {
         }
     }
 
+    /// The header's initial state alone, decoded straight from the header
+    /// line (nil when it is `null`).
+    struct InitialState<State: Decodable>: Decodable {
+        let initialState: State?
+
+        enum CodingKeys: String, CodingKey {
+            case initialState = "initial_state"
+        }
+    }
+
     struct HeaderPrefix: Decodable {
         let format: String
         let version: Int

@@ -46,8 +46,8 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
     /// ``RecordingError/tornLastLine(line:)``; nil when the recording had
     /// none.
     public let tornTail: RecordingError?
-    /// The header's `initial_state`, as JSON (nil when it was null).
-    private let initialStateJSON: Data?
+    /// The header line, whose `initial_state` ``initialState(as:)`` decodes.
+    private let header: Data
 
     /// Reads a recording from a file.
     /// - Parameters:
@@ -106,7 +106,7 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
             try Self.parse(lines, tail: nil, decoder: decoder, into: &parsed)
         }
         version = parsed.version
-        initialStateJSON = parsed.initialStateJSON
+        header = parsed.header
         entries = parsed.entries
         stopReport = parsed.stopReport
         self.tornTail = tornTail
@@ -115,7 +115,7 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
     /// What the lines held, as far as they were read.
     private struct Parsed {
         var version = 0
-        var initialStateJSON: Data?
+        var header = Data()
         var entries: [Entry] = []
         var stopReport: StopReport?
     }
@@ -144,7 +144,7 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
             throw RecordingError.unsupportedVersion(prefix.version)
         }
         parsed.version = prefix.version
-        parsed.initialStateJSON = Self.initialStateJSON(in: Data(first))
+        parsed.header = Data(first)
 
         var lineNumber = 1
         while let line = lines.next() {
@@ -183,10 +183,18 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
 
     /// The recorded initial state, decoded as `State`.
     /// - Throws: ``RecordingError/noInitialState`` when the recording has
-    ///   none, or the decoder's error when it is not a `State`.
+    ///   none (it was `null`: the state was not `Encodable`), or
+    ///   ``RecordingError/malformedLine(line:reason:)`` for line 1 when it
+    ///   is not a `State`.
     public func initialState<State: Decodable>(as type: State.Type = State.self) throws -> State {
-        guard let json = initialStateJSON else { throw RecordingError.noInitialState }
-        return try JSONDecoder().decode(State.self, from: json)
+        let decoded: RecordingFormat.InitialState<State>
+        do {
+            decoded = try JSONDecoder().decode(RecordingFormat.InitialState<State>.self, from: header)
+        } catch {
+            throw RecordingError.malformedLine(line: 1, reason: "the initial state is not a \(State.self): \(error)")
+        }
+        guard let state = decoded.initialState else { throw RecordingError.noInitialState }
+        return state
     }
 
     /// Replays the events through `reducer` from `initialState`.
@@ -211,12 +219,6 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
         replay(through: spin.reducer, from: spin.initialState)
     }
 
-    // The header's initial_state value, re-encoded on its own (nil for null).
-    private static func initialStateJSON(in header: Data) -> Data? {
-        guard let object = try? JSONSerialization.jsonObject(with: header) as? [String: Any],
-              let value = object["initial_state"], !(value is NSNull) else { return nil }
-        return try? JSONSerialization.data(withJSONObject: value, options: [.fragmentsAllowed])
-    }
 }
 
 /// What reading a recording does with a last line cut short.

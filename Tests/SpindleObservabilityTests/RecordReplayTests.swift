@@ -151,6 +151,33 @@ struct RecordReplayTests {
         #expect(cut.replay(through: ledgerReducer, from: Ledger()).last?.bonuses == 1)
     }
 
+    /// Headers whose `initial_state` is JSON but not a `Ledger` (the fuzzer's
+    /// findings, Fuzz/Regressions), and JSON that Foundation's parser takes
+    /// but no `Ledger` holds: each is line 1's RecordingError, never the
+    /// decoder's own error and never "no initial state".
+    @Test("an initial state that is not a State is a RecordingError naming line 1", arguments: [
+        #"{"digest":1,"count":0,"lastSequence":[],"bonusez":0}"#,
+        #""a ledger""#,
+        #"{"digest":18446744073709551616,"count":0,"lastSequence":[],"bonuses":0}"#,
+        #"{"digest":1e400,"count":0,"lastSequence":[],"bonuses":0}"#,
+        #"{"digest":1,"count":0,"lastSequence":["\ud800"],"bonuses":0}"#,
+        #"[1, 2]"#,
+    ])
+    func initialStateThatIsNotAState(_ state: String) throws {
+        let text = #"{"format":"spindle-recording","version":1,"initial_state":"# + state + "}\n"
+        let recording = try SpinRecording<LedgerEvent>(jsonLines: Data(text.utf8))
+        do {
+            _ = try recording.initialState(as: Ledger.self)
+            Issue.record("\(state) decoded as a Ledger")
+        } catch let error as RecordingError {
+            guard case .malformedLine(line: 1, let reason) = error else {
+                Issue.record("wrong error: \(error)")
+                return
+            }
+            #expect(reason.contains("Ledger"))
+        }
+    }
+
     @Test("a recorder attached to a second loop reports it")
     func reusedRecorder() async throws {
         let recorder = SpinRecorder<Ledger, LedgerEvent>(writer: { _ in })
