@@ -47,3 +47,13 @@ package func currentKernelThreadID() -> Int? {
 package func kernelThreadIsAlive(_ id: Int) -> Bool {
     FileManager.default.fileExists(atPath: "/proc/self/task/\(id)")
 }
+
+/// Whether the thread with kernel id `id` is asleep in the kernel (state
+/// "S" in /proc/self/task/<id>/stat: waiting on a futex, a lock or a
+/// timer), as opposed to running or runnable. False where /proc is absent.
+package func kernelThreadIsAsleep(_ id: Int) -> Bool {
+    guard let stat = try? String(contentsOfFile: "/proc/self/task/\(id)/stat", encoding: .utf8),
+          let endOfName = stat.lastIndex(of: ")") else { return false }
+    // "<tid> (<name>) <state> …": the name may hold spaces and parentheses.
+    return stat[stat.index(after: endOfName)...].split(separator: " ").first == "S"
+}

@@ -12,6 +12,17 @@ package func eventually(within seconds: Double = 10, _ condition: () -> Bool) as
     return condition()
 }
 
+/// Polls `value` every millisecond until it gives a value or `seconds` pass.
+/// - Returns: the value, or nil if none came.
+package func eventuallyValue<T>(within seconds: Double = 10, _ value: () -> T?) async -> T? {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if let found = value() { return found }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return value()
+}
+
 /// `eventually` on the main actor, for conditions that read main-actor
 /// state: polls `condition` there every millisecond until it holds or
 /// `seconds` pass.
