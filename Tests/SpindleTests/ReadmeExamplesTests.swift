@@ -102,7 +102,7 @@ private struct ReadmeEffectFailure: Error, Equatable {}
 /// README `for await` over `loop.states` ends (the stream ends at stop)
 /// instead of hanging the suite when the expected state never comes.
 private func readmeWatchdog<S: Sendable, E: Sendable>(
-    _ loop: SpinLoop<S, E>, seconds: Double = 10
+    _ loop: SpinLoop<S, E>, seconds: Double = hangGuardSeconds
 ) -> Task<Void, Never> {
     Task {
         do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
