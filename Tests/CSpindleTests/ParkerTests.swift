@@ -30,6 +30,10 @@ private func park(on parker: OpaquePointer, timeout: Duration, deadline: Continu
     return (true, timeouts)
 }
 
+/// A wait timeout (60 s) far beyond every time limit the tests put on a
+/// wait, so a wait that ends within the limit was ended by a notify.
+private let farBeyondTheLimit: UInt64 = 60_000_000_000
+
 /// How long one `spindle_parker_wait` slept, measured on its own thread.
 final class WaitDuration: Sendable {
     let elapsed = Mutex<Duration?>(nil)
@@ -71,12 +75,13 @@ final class PingPongState: Sendable {
 extension CSpindleTarget {
     @Suite("spindle_parker: futex event count")
     struct ParkerTests {
-        @Test func notifyWithNoWaiterReturnsPromptly() throws {
+        /// Cheap, counted rather than timed: with nobody registered a notify
+        /// is one load and issues no wake (no system call).
+        @Test func notifyWithNoWaiterIssuesNoWake() throws {
             let parker = try #require(spindle_parker_create())
             defer { spindle_parker_destroy(parker) }
-            let start = ContinuousClock.now
             for _ in 0..<100_000 { spindle_parker_notify(parker) }
-            #expect(ContinuousClock.now - start < .seconds(1))
+            #expect(spindle_parker_wake_count(parker) == 0)
         }
 
         /// A notify is not remembered: a waiter that prepares afterwards sleeps.
@@ -95,9 +100,12 @@ extension CSpindleTarget {
             let parker = try #require(spindle_parker_create())
             let key = spindle_parker_prepare(parker)
             spindle_parker_notify(parker)
-            let elapsed = try #require(timedWait(parker, key: key, timeoutNanoseconds: 2_000_000_000))
+            // The wait's timeout is far beyond timedWait's 5 s limit, so a
+            // wait that returns at all was ended by the notify: no margin
+            // on the clock to lose on a busy machine.
+            _ = try #require(timedWait(parker, key: key, timeoutNanoseconds: farBeyondTheLimit),
+                             "the wait slept through the notify")
             spindle_parker_destroy(parker)
-            #expect(elapsed < .seconds(1))
         }
 
         /// White-box: the key is the parker's round (and wake sequence), which
@@ -113,12 +121,13 @@ extension CSpindleTarget {
             #expect(after == before)
             #expect(spindle_parker_wake_count(parker) == 0)
 
-            // And the parker still works: a prepared waiter is notified.
+            // And the parker still works: a prepared waiter is notified (a
+            // wait that returns before its far timeout was woken).
             let key = spindle_parker_prepare(parker)
             spindle_parker_notify(parker)
-            let elapsed = try #require(timedWait(parker, key: key, timeoutNanoseconds: 2_000_000_000))
+            _ = try #require(timedWait(parker, key: key, timeoutNanoseconds: farBeyondTheLimit),
+                             "the wait slept through the notify")
             spindle_parker_destroy(parker)
-            #expect(elapsed < .seconds(1))
         }
 
         @Test("wait returns after about the timeout", arguments: [1, 20, 100, 300])
@@ -151,31 +160,32 @@ extension CSpindleTarget {
                         state.aboutToSleep.add(1, ordering: .relaxed)
                         announced = true
                     }
-                    // 3 s: a missed notify shows as a late wake-up, not a hang.
-                    spindle_parker_wait(parker.raw, key, 3_000_000_000)
+                    // Far beyond the join's 15 s: a waiter that the join
+                    // sees end was woken by the notify, not by its timeout.
+                    spindle_parker_wait(parker.raw, key, farBeyondTheLimit)
                     if ContinuousClock.now > deadline {
                         state.unsatisfied.add(1, ordering: .relaxed)
                         break
                     }
                 }
             }
-            // Let every waiter get into the futex before notifying.
+            // Let every waiter get into the futex before notifying. One that
+            // is not asleep yet finds the round ended and returns at once
+            // (the protocol's other path): the pause picks the path this test
+            // usually takes, the checks hold on either.
             let readyDeadline = ContinuousClock.now + .seconds(5)
             while state.aboutToSleep.load(ordering: .relaxed) < waiters, ContinuousClock.now < readyDeadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }
             Thread.sleep(forTimeInterval: 0.05)
 
-            let notifiedAt = ContinuousClock.now
             state.condition.store(true, ordering: .sequentiallyConsistent)
             spindle_parker_notify(raw)
             let joined = threads.join(timeoutSeconds: 15)
-            let wokenAfter = ContinuousClock.now - notifiedAt
-            #expect(joined)
+            #expect(joined, "a waiter slept through the notify")
             guard joined else { return }  // leak: a waiter may still sleep on it
             spindle_parker_destroy(raw)
             #expect(state.aboutToSleep.load(ordering: .relaxed) == waiters, "every waiter went to sleep")
-            #expect(wokenAfter < .milliseconds(1500), "woken by the notify, not by the 3 s timeout")
             #expect(state.unsatisfied.load(ordering: .relaxed) == 0)
         }
 

@@ -51,6 +51,16 @@ private func phasedSpin(
     }
 }
 
+/// Records which effect runs have ended (a cancelled async run: its task
+/// has ended, so it can emit nothing more).
+private final class RunEnds: SpinObserver {
+    typealias State = Phased
+    typealias Event = PhasedEvent
+    let finished = Recorder<EffectRun>()
+    var observesEachEvent: Bool { false }
+    func effectFinished(_ run: EffectRun) { finished.append(run) }
+}
+
 @Suite struct PublisherFeedbackTests {
     @Test func everyValueOfTheEffectsPublisherIsReducedInOrder() async {
         let spin = Spin<[Int], Int>(initialState: []) {
@@ -68,7 +78,8 @@ private func phasedSpin(
 
     @Test func cancelOnNewStateCancelsTheSubscriptionAndDiscardsItsLateValues() async {
         let publisher = StubbornPublisher<Int>()
-        let loop = phasedSpin(publisher, applying: .cancelOnNewState).start()
+        let runEnds = RunEnds()
+        let loop = phasedSpin(publisher, applying: .cancelOnNewState).observed(by: runEnds).start()
         #expect(await eventually { publisher.subscribed.count == 1 })
         publisher.send(1)
         #expect(await eventually { loop.state.received == [1] })
@@ -82,7 +93,10 @@ private func phasedSpin(
         publisher.send(2)  // the publisher ignores the cancels: both get it
         #expect(loop.emit(.advance) == .accepted)
         #expect(await eventually { loop.state.phase == 2 })
-        try? await Task.sleep(for: .milliseconds(50))
+        // Once the two cancelled runs have ended, everything they will ever
+        // emit is in: accepted (and reduced by the draining stop) or discarded.
+        let cancelledRuns: Set = [EffectRun(feedbackIndex: 0, id: 0), EffectRun(feedbackIndex: 0, id: 1)]
+        #expect(await eventually { cancelledRuns.isSubset(of: Set(runEnds.finished.values)) })
         await loop.stop()
         #expect(loop.state == Phased(phase: 2, received: [1]))
     }
@@ -106,9 +120,11 @@ private func phasedSpin(
         #expect(await eventually { publisher.subscribed.count == 1 })
         await loop.stop()
         #expect(await eventually { publisher.cancelled.values == [0] })
+        // A stopped loop reduces nothing more: what the stubborn publisher
+        // sends now is rejected, so no pause is needed to see it not reduced.
         publisher.send(3)
-        try? await Task.sleep(for: .milliseconds(50))
         #expect(loop.state.received.isEmpty)
+        #expect(loop.statistics.reducedEvents == 0)
     }
 
     @Test func aFilteredOutStateStartsNothingAndCancelsNothing() async {
@@ -214,8 +230,10 @@ private func phasedSpin(
         #expect(await eventually { loop.state.received == [1] })
         await loop.stop()
         #expect(await eventually { publisher.cancelled.values == [0] })
+        // A stopped loop reduces nothing more: what the stubborn publisher
+        // sends now is rejected, so no pause is needed to see it not reduced.
         publisher.send(2)
-        try? await Task.sleep(for: .milliseconds(50))
         #expect(loop.state.received == [1])
+        #expect(loop.statistics.reducedEvents == 1)
     }
 }

@@ -77,10 +77,12 @@ private let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {
     @Test func publisherFeedbacksBalanceTheLevels() async {
         let loop = levelsSpin.start()
         #expect(await eventually { loop.state == Levels(left: 10, right: 0) })
-        try? await Task.sleep(for: .milliseconds(50))
+        // No event past the balance: one the feedbacks emitted before the
+        // stop is reduced by its drain, one after it is counted as discarded.
         await loop.stop()
         #expect(loop.state == Levels(left: 10, right: 0))
         #expect(loop.statistics.reducedEvents == 20)  // two per state where left < right
+        #expect(loop.statistics.lateEventsDiscarded == 0)
     }
 
     @Test func streamFromAndStartRunAndStopTheLoop() async {
@@ -92,9 +94,9 @@ private let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {
         #expect(seen.count == 21)
         // Later:
         printing.cancel()  // stops the loop
-        let count = seen.count
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(seen.count == count)
+        // The balanced state is the last one (no feedback emits there), and
+        // every state up to it is in: nothing is left to send after the cancel.
+        #expect(seen.count == 21)
 
         let running = AnyPublisher.start(spin: levelsSpin)  // runs until cancelled or released
         // Later:

@@ -29,18 +29,22 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         let seen = Recorder<Int>()
         let received = Recorder<Int>()
         let gear = Gear<Int>()
+        // Making the publisher is synchronous and launches nothing: a loop
+        // started here would be attached already, or would add a second
+        // run of states to `seen` below.
         let publisher = AnyPublisher.stream(from: counterSpin(seen: seen, gear: gear))
-        try? await Task.sleep(for: .milliseconds(50))
         #expect(seen.values.isEmpty)  // nothing runs before a subscription
         #expect(gear.attachedCount == 0)
 
         let cancellable = publisher.sink { received.append($0) }
         #expect(await eventually { received.count == 21 })
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(received.values == Array(0...20))
         #expect(gear.attachedCount == 1)
+        // A later state is a marker: states are sent in order, so once it
+        // is in, nothing more can come before it.
         gear.propagate(100)
         #expect(await eventually { received.values.last == 120 })
+        #expect(received.values == Array(0...20) + [120])
+        #expect(seen.values == Array(0...20) + [120])
         cancellable.cancel()
     }
 
@@ -52,32 +56,42 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         #expect(gear.attachedCount == 1)
         cancellable.cancel()
         #expect(await eventually { gear.attachedCount == 0 })  // the loop stopped
+        // Its gear feedback is detached, so this reaches no loop: there is
+        // no later state to send.
         gear.propagate(1)
-        try? await Task.sleep(for: .milliseconds(50))
         #expect(received.values.last == 20)
+        #expect(received.values == Array(0...20))
     }
 
     @Test func statesWaitForDemand() async {
+        // Each value is checked against the demand requested so far when it
+        // arrives, rather than by looking for an extra value after a pause:
+        // a value sent without demand is recorded whenever it comes.
         let received = Recorder<Int>()
+        let requested = Locked(0)
+        let unrequested = Recorder<Int>()
         let subscription = Locked<(any Subscription)?>(nil)
         let subscriber = AnySubscriber<Int, Never>(
             receiveSubscription: { sub in
                 subscription.withLock { $0 = sub }
+                requested.withLock { $0 = 3 }
                 sub.request(.max(3))
             },
             receiveValue: { value in
+                if received.count >= requested.withLock({ $0 }) { unrequested.append(value) }
                 received.append(value)
                 return .none
             },
             receiveCompletion: { _ in })
         AnyPublisher.stream(from: counterSpin()).subscribe(subscriber)
         #expect(await eventually { received.count == 3 })
-        try? await Task.sleep(for: .milliseconds(100))
         #expect(received.values == [0, 1, 2])
+        requested.withLock { $0 += 2 }
         subscription.withLock { $0 }?.request(.max(2))
         #expect(await eventually { received.count == 5 })
-        try? await Task.sleep(for: .milliseconds(50))
         #expect(received.values == [0, 1, 2, 3, 4])
+        #expect(unrequested.values.isEmpty, "sent without demand: \(unrequested.values)")
+        requested.withLock { $0 = .max }
         subscription.withLock { $0 }?.request(.unlimited)
         #expect(await eventually { received.count == 21 })
         #expect(received.values == Array(0...20))

@@ -43,9 +43,13 @@ struct MetricsObserverTests {
     func dropsAndDiscards() async throws {
         let metrics = TestMetrics()
         let gate = DispatchSemaphore(value: 0)
+        let holding = OpenOnce()
         let spin = Spin<Int, Int>(initialState: 0) {
             Reducer { state, event in
-                if event == 0 { gate.wait() }
+                if event == 0 {
+                    holding.open()
+                    gate.wait()
+                }
                 return state + 1
             }
         }
@@ -54,10 +58,16 @@ struct MetricsObserverTests {
             .start(options: SpinOptions(
                 executor: .dedicatedThread, queue: .bounded(capacity: 4, overflow: .dropNewest), maxBatch: 1))
         loop.emit(0)
+        await holding.wait()  // the ring is empty again
         var dropped = 0
         for event in 1...20 where loop.emit(event) == .dropped { dropped += 1 }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 0.02) { gate.signal() }
+        // The stop is requested while the reducer still holds event 0, and
+        // only then is the reducer let go: every accepted event is pending
+        // at the stop, whatever the scheduling.
+        loop.requestStop(.discardPending)
+        gate.signal()
         let report = await loop.stop(.discardPending)
+        #expect(report == StopReport(reduced: 1, discarded: 20 - dropped))
         #expect(dropped > 0)
         #expect(try metrics.expectCounter("spindle_events_dropped").totalValue == Int64(dropped))
         let discarded = metrics.counterTotal(label: "spindle_events_discarded", dimensions: [("reason", "stop")])

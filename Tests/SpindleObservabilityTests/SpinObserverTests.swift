@@ -121,9 +121,13 @@ struct SpinObserverTests {
     func refusals() async {
         let observer = ListeningObserver<Int, Int>()
         let gate = DispatchSemaphore(value: 0)
+        let holding = OpenOnce()
         let spin = Spin<Int, Int>(initialState: 0) {
             Reducer { state, event in
-                if event == 0 { gate.wait() }
+                if event == 0 {
+                    holding.open()
+                    gate.wait()
+                }
                 return state + 1
             }
         }
@@ -132,16 +136,21 @@ struct SpinObserverTests {
             .start(options: SpinOptions(
                 executor: .dedicatedThread, queue: .bounded(capacity: 2, overflow: .dropNewest), maxBatch: 1))
         loop.emit(0)  // the reducer takes it and blocks
+        await holding.wait()  // the ring is empty again
         #expect(await eventually { loop.statistics.reducedEvents == 0 && observer.heard.count == 1 })
-        // Wait until the reducer holds event 0 (the ring is empty again).
         var accepted: [Int] = []
         var dropped: [Int] = []
         for event in 1...10 {
             if loop.emit(event) == .accepted { accepted.append(event) } else { dropped.append(event) }
         }
         #expect(!dropped.isEmpty)
-        Task.detached { try? await Task.sleep(nanoseconds: 20_000_000); gate.signal() }
+        // The stop is requested while the reducer still holds event 0, and
+        // only then is the reducer let go: every accepted event is pending
+        // at the stop, whatever the scheduling.
+        loop.requestStop(.discardPending)
+        gate.signal()
         let report = await loop.stop(.discardPending)
+        #expect(report == StopReport(reduced: 1, discarded: accepted.count))
         #expect(loop.emit(99) == .stopped)
 
         let heard = observer.heard

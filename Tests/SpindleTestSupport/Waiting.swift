@@ -1,9 +1,16 @@
 import Dispatch
 import Foundation
 
+/// The default bound of the `eventually` helpers: a hang guard, not a
+/// speed check. A condition normally holds within milliseconds, but the
+/// unit stage runs every suite at once on as few as two cores, where a
+/// test can be starved for seconds; the bound only delays the report of a
+/// real hang.
+package let hangGuardSeconds: Double = 30
+
 /// Polls `condition` every millisecond until it holds or `seconds` pass.
 /// - Returns: whether it held.
-package func eventually(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+package func eventually(within seconds: Double = hangGuardSeconds, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if condition() { return true }
@@ -12,12 +19,23 @@ package func eventually(within seconds: Double = 10, _ condition: () -> Bool) as
     return condition()
 }
 
+/// Polls `value` every millisecond until it gives a value or `seconds` pass.
+/// - Returns: the value, or nil if none came.
+package func eventuallyValue<T>(within seconds: Double = hangGuardSeconds, _ value: () -> T?) async -> T? {
+    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+    while ContinuousClock.now < deadline {
+        if let found = value() { return found }
+        try? await Task.sleep(for: .milliseconds(1))
+    }
+    return value()
+}
+
 /// `eventually` on the main actor, for conditions that read main-actor
 /// state: polls `condition` there every millisecond until it holds or
 /// `seconds` pass.
 /// - Returns: whether it held.
 @MainActor
-package func eventuallyOnMainActor(within seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+package func eventuallyOnMainActor(within seconds: Double = hangGuardSeconds, _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
     while ContinuousClock.now < deadline {
         if condition() { return true }

@@ -21,11 +21,17 @@ func sleepIgnoringCancellation(milliseconds: Int) async {
 
 struct Boom: Error {}
 
+/// How long a spec here waits for each state and for the runs to settle: a
+/// hang guard. The runs settle within milliseconds (100 ms for the slow
+/// answers), but the unit stage runs every suite at once on as few as two
+/// cores, where the spec's 5 s default leaves too little margin.
+let settleGuard: Duration = .seconds(hangGuardSeconds)
+
 @Suite struct FeedbackSpecTests {
     @Test func aSyncEffectIsRunOncePerStateInOrder() async {
         let result = await FeedbackSpec<Levels, LevelsEvent>(effect: leftEffect).run(states: [
             Levels(left: 0, right: 2), Levels(left: 1, right: 2), Levels(left: 2, right: 2),
-        ])
+        ], timeout: settleGuard)
         #expect(result.settled)
         #expect(result.runSteps == [0, 1, 2])
         #expect(result.emissions == [.init(step: 0, event: .increaseLeft), .init(step: 1, event: .increaseLeft)])
@@ -34,7 +40,7 @@ struct Boom: Error {}
 
     @Test func aFilteredOutStateStartsNoRun() async {
         let spec = FeedbackSpec<Int, Int>(effect: { $0 }, filteredBy: { $0.isMultiple(of: 2) })
-        let result = await spec.run(states: [1, 2, 3, 4])
+        let result = await spec.run(states: [1, 2, 3, 4], timeout: settleGuard)
         #expect(result.runSteps == [1, 3])
         #expect(result.events == [2, 4])
     }
@@ -54,7 +60,7 @@ struct Boom: Error {}
             }
             return n * 10
         }, applying: .cancelOnNewState)
-        let result = await spec.run(states: [1, 2, 3], pacing: pacing)
+        let result = await spec.run(states: [1, 2, 3], pacing: pacing, timeout: settleGuard)
         #expect(result.settled)
         #expect(result.runSteps == [0, 1, 2])
         // Runs 0 and 1 returned their answers, but after they were cancelled.
@@ -73,7 +79,7 @@ struct Boom: Error {}
             if n == 1 { await sleepIgnoringCancellation(milliseconds: 150) }
             return n
         }, applying: .cancelOnNewState)
-        let result = await spec.run(states: [1, 2, 3], pacing: .immediately)
+        let result = await spec.run(states: [1, 2, 3], pacing: .immediately, timeout: settleGuard)
         #expect(result.settled)
         #expect(result.cancelledSteps == [0, 1])
         #expect(result.events == [3])
@@ -81,7 +87,7 @@ struct Boom: Error {}
 
     @Test func continueOnNewStateKeepsEveryRunsEvents() async {
         let spec = FeedbackSpec<Int, Int>(effect: slowAnswer, applying: .continueOnNewState)
-        let result = await spec.run(states: [1, 2, 3], pacing: .immediately)
+        let result = await spec.run(states: [1, 2, 3], pacing: .immediately, timeout: settleGuard)
         #expect(result.settled)
         #expect(result.cancelledSteps.isEmpty)
         #expect(result.events.sorted() == [10, 20, 30])
@@ -89,7 +95,7 @@ struct Boom: Error {}
     }
 
     @Test func afterSettlingNoRunIsOvertaken() async {
-        let result = await FeedbackSpec<Int, Int>(effect: slowAnswer).run(states: [1, 2, 3])
+        let result = await FeedbackSpec<Int, Int>(effect: slowAnswer).run(states: [1, 2, 3], timeout: settleGuard)
         #expect(result.cancelledSteps.isEmpty)
         #expect(result.events == [10, 20, 30])
     }
@@ -102,7 +108,7 @@ struct Boom: Error {}
                 continuation.finish()
             }
         })
-        let result = await spec.run(states: [1, 2])
+        let result = await spec.run(states: [1, 2], timeout: settleGuard)
         #expect(result.settled)
         #expect(result.emissions == [
             .init(step: 0, event: 1), .init(step: 0, event: -1), .init(step: 1, event: 2), .init(step: 1, event: -2),
@@ -128,7 +134,7 @@ struct Boom: Error {}
                 continuation.onTermination = { _ in task.cancel() }
             }
         }, applying: .cancelOnNewState)
-        let result = await spec.run(states: [1, 2], pacing: .every(.milliseconds(20)))
+        let result = await spec.run(states: [1, 2], pacing: .every(.milliseconds(20)), timeout: settleGuard)
         #expect(result.settled)
         #expect(result.cancelledSteps == [0])
         // The run for state 1 never gets its 100 in; its 1 does unless the
@@ -143,7 +149,7 @@ struct Boom: Error {}
             if n == 2 { throw Boom() }
             return n
         })
-        let result = await spec.run(states: [1, 2, 3])
+        let result = await spec.run(states: [1, 2, 3], timeout: settleGuard)
         #expect(result.events == [1, 3])
         #expect(result.failures.map(\.step) == [1])
         #expect(result.failures.first?.error is Boom)

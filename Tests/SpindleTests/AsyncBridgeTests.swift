@@ -16,41 +16,6 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
     }
 }
 
-/// The live-object counts at a test's start, taken once they hold still
-/// (other suites run loops in parallel), and the check that they came back.
-struct LiveObjectsBaseline {
-    let counts: SpindleLiveObjects
-
-    static func settle() async -> LiveObjectsBaseline {
-        var last = SpindleLiveObjects.current
-        var stableSince = Date()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
-            let now = SpindleLiveObjects.current
-            if now != last {
-                (last, stableSince) = (now, Date())
-            } else if Date().timeIntervalSince(stableSince) >= 0.2 {
-                break
-            }
-        }
-        return LiveObjectsBaseline(counts: last)
-    }
-
-    func isReached() -> Bool {
-        let now = SpindleLiveObjects.current
-        return now.loops <= counts.loops && now.reducerThreads <= counts.reducerThreads
-            && now.feedbackWorkers <= counts.feedbackWorkers && now.effectTasks <= counts.effectTasks
-            && now.eventQueues <= counts.eventQueues && now.effectRouters <= counts.effectRouters
-            && now.stateSubscriptions <= counts.stateSubscriptions
-    }
-
-    func expectReturned(sourceLocation: SourceLocation = #_sourceLocation) async {
-        let back = await eventually(within: 60) { isReached() }
-        #expect(back, "live objects \(SpindleLiveObjects.current), baseline \(counts)", sourceLocation: sourceLocation)
-    }
-}
-
 @Suite struct StreamFeedbackTests {
     @Test(arguments: allQueueKinds)
     func streamFeedbackSeesEveryStateInOrderAndItsEventsAreReduced(queue: QueueKind) async {
@@ -73,12 +38,14 @@ struct LiveObjectsBaseline {
     }
 
     @Test func stopFinishesTheStreamAndCancelsTheRunWithNothingLeftLive() async {
-        let baseline = await LiveObjectsBaseline.settle()
+        let probes = ReleaseProbes()
         let ended = Recorder<String>()
         do {
+            let (feedback, reducer) = (probes.probe(), probes.probe())
             let spin = Spin<Int, Int>(initialState: 0) {
                 Feedback<Int, Int>(streamEffect: { states in
-                    AsyncStream<Int> { continuation in
+                    _ = feedback
+                    return AsyncStream<Int> { continuation in
                         let task = Task {
                             for await state in states where state == 3 { continuation.yield(10) }
                             ended.append("states ended")
@@ -87,7 +54,10 @@ struct LiveObjectsBaseline {
                         continuation.onTermination = { _ in task.cancel() }
                     }
                 })
-                Reducer { state, event in state + event }
+                Reducer { state, event in
+                    _ = reducer
+                    return state + event
+                }
             }
             let loop = spin.start()
             loop.emit(1)
@@ -98,7 +68,10 @@ struct LiveObjectsBaseline {
             #expect(await eventually { ended.values == ["states ended"] })
             #expect(loop.statistics.effectRunsCancelled == 1)
         }
-        await baseline.expectReturned()
+        // The run's task has ended (above), and the released loop lets go
+        // of its feedback and reducer: this loop's own objects, not the
+        // process-wide counts, which other tests' loops move meanwhile.
+        #expect(await eventually { probes.live == 0 }, "\(probes.live) of the loop's closures still held")
     }
 
     @Test func aThrowingSequenceIsReportedAndTheLoopKeepsRunning() async {
@@ -128,12 +101,24 @@ struct LiveObjectsBaseline {
 @Suite(.timeLimit(.minutes(1)))
 struct SpinStreamTests {
     @Test func nothingStartsUntilTheFirstIterationAndBreakStopsTheLoop() async {
-        let baseline = await LiveObjectsBaseline.settle()
+        let probes = ReleaseProbes()
         let gear = Gear<Int>()
-        let spin = countingSpin(gear: gear)
+        // Every loop this spin starts reduces its first event here.
+        let loopsStarted = Counter()
         do {
+            let reducer = probes.probe()
+            let spin = Spin<Int, Int>(initialState: 0) {
+                Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
+                Reducer { state, event in
+                    _ = reducer
+                    if state == 0 { loopsStarted.add() }
+                    return state + event
+                }
+            }
+            // `stream()` is synchronous and launches nothing: a loop it
+            // started would be attached here already, or would show as a
+            // second loop reducing events below.
             let states = spin.stream()
-            try? await Task.sleep(for: .milliseconds(50))
             #expect(gear.attachedCount == 0)
             var seen: [Int] = []
             for await state in states {
@@ -147,9 +132,11 @@ struct SpinStreamTests {
             }
             #expect(seen == [0, 1, 3])
         }
-        // The iterator is gone: its loop stops in the background.
+        // The iterator is gone: its loop stops in the background and lets
+        // go of its reducer (with the spin, released here too).
         #expect(await eventually { gear.attachedCount == 0 })
-        await baseline.expectReturned()
+        #expect(await eventually { probes.live == 0 }, "the loop still holds its reducer")
+        #expect(loopsStarted.current == 1)
     }
 
     /// A loop that moves on at once (its feedback counts up from the initial
@@ -217,15 +204,18 @@ struct SpinStreamTests {
             })
         }
         #expect(await eventually { started.withLock { $0 } != nil && gear.attachedCount == 1 })
-        try? await Task.sleep(for: .milliseconds(50))
         let loop = started.withLock { $0 }!
+        // Still running after onStart returned: it reduces a later event.
+        gear.propagate(1)
+        #expect(await eventually { loop.state == 1001 })
         #expect(!loop.isStopped)
+        for _ in 0..<1000 { loop.emit(1) }
         task.cancel()
         let result = await task.result
         #expect(throws: CancellationError.self) { try result.get() }
         #expect(loop.isStopped)
         #expect(gear.attachedCount == 0)
-        #expect(loop.state == 1000)  // drained: every accepted event reduced
+        #expect(loop.state == 2001)  // drained: every accepted event reduced
     }
 
     @Test func runInACancelledTaskStopsAndThrowsAtOnce() async {

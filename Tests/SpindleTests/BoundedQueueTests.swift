@@ -43,13 +43,21 @@ import SpindleTestSupport
             loop.emit(.increment)
             #expect(await eventually { latch.isBlocked })
             let results = Recorder<EmitResult>()
+            let producerThread = Locked<Int?>(nil)
             async let producer: Void = onThread {
+                producerThread.withLock { $0 = currentKernelThreadID() }
                 for _ in 0..<100 { results.append(loop.emit(.increment)) }
             }
             #expect(await eventually { results.count == 8 })
-            // The 9th emit waits for space while the reducer is blocked (a
-            // check that can miss a bug on a slow machine, never fail without one).
-            try? await Task.sleep(nanoseconds: 20_000_000)
+            // The 9th emit waits for space while the reducer is blocked: the
+            // producer goes to sleep in it, with no 9th answer. (Had it not
+            // waited, its thread would have answered and run on through
+            // all 100 emits without sleeping.)
+            if kernelThreadFactsAvailable {
+                let thread = try #require(await eventuallyValue { producerThread.withLock { $0 } })
+                #expect(await eventually { kernelThreadIsAsleep(thread) && results.count == 8 },
+                        "the producer is not waiting in its 9th emit: \(results.count) answers")
+            }
             #expect(results.count == 8)
             latch.release()
             await producer
@@ -68,10 +76,17 @@ import SpindleTestSupport
             loop.emit(.increment)
             #expect(await eventually { latch.isBlocked })
             for _ in 0..<4 { #expect(loop.emit(.increment) == .accepted) }
-            async let blocked = onThread { loop.emit(.increment) }
-            // Usually the producer is waiting by now; if not, its emit comes
-            // after the stop and is answered .stopped all the same.
-            try? await Task.sleep(nanoseconds: 10_000_000)
+            let producerThread = Locked<Int?>(nil)
+            async let blocked = onThread {
+                producerThread.withLock { $0 = currentKernelThreadID() }
+                return loop.emit(.increment)
+            }
+            // The stop comes while the producer sleeps in its emit, waiting
+            // for space.
+            if kernelThreadFactsAvailable {
+                let thread = try #require(await eventuallyValue { producerThread.withLock { $0 } })
+                #expect(await eventually { kernelThreadIsAsleep(thread) }, "the producer never waited for space")
+            }
             async let stopping = loop.stop()
             #expect(await blocked == .stopped)
             latch.release()

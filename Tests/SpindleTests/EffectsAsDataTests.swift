@@ -60,9 +60,8 @@ struct Tally: Sendable, Equatable {
 let workRouter = EffectRouter<TaskEffect, TaskEvent>()
     .route({ effect -> Int? in if case .work(let value) = effect { value } else { nil } }) { value in .done(value) }
 
-/// Both effect suites, one test at a time: one waits for the live effect
-/// routers to come back to a baseline, which the others' loops would hold up.
-@Suite(.serialized) enum EffectsAsData {}
+/// Both effect suites.
+@Suite enum EffectsAsData {}
 
 extension EffectsAsData {
 @Suite struct EffectsAsDataTests {

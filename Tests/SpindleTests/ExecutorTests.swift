@@ -220,7 +220,7 @@ struct CheckedElements: AsyncSequence, Sendable {
         }.start(options: SpinOptions(executor: .pool(pool)))
         for _ in 0..<10 { sender.emit(1) }
         // The initial state and ten more: eleven emits into the receiver.
-        let progressed = await eventually(within: 5) { receiver.state == 11 }
+        let progressed = await eventually { receiver.state == 11 }
         #expect(progressed, "receiver \(receiver.state), sender \(sender.state), answers \(answers.count)")
         await receiver.stop()
         await sender.stop()

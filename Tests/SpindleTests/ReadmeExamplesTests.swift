@@ -102,7 +102,7 @@ private struct ReadmeEffectFailure: Error, Equatable {}
 /// README `for await` over `loop.states` ends (the stream ends at stop)
 /// instead of hanging the suite when the expected state never comes.
 private func readmeWatchdog<S: Sendable, E: Sendable>(
-    _ loop: SpinLoop<S, E>, seconds: Double = 10
+    _ loop: SpinLoop<S, E>, seconds: Double = hangGuardSeconds
 ) -> Task<Void, Never> {
     Task {
         do { try await Task.sleep(for: .seconds(seconds)) } catch { return }
@@ -560,21 +560,31 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
         }.start()
         // One .increaseLeft per state with left < right: (0,10) … (9,10).
         #expect(await eventually { loop.state == Levels(left: 10, right: 10) })
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(loop.state == Levels(left: 10, right: 10))
+        // No eleventh event: one the feedback emitted before the stop is
+        // reduced by its drain, one after it is counted as discarded.
         await loop.stop()
+        #expect(loop.state == Levels(left: 10, right: 10))
+        #expect(loop.statistics.reducedEvents == 10)
+        #expect(loop.statistics.lateEventsDiscarded == 0)
     }
 
     @Test func spinStreamStartsOnIterationAndBreakStopsTheLoop() async {
-        let baseline = await LiveObjectsBaseline.settle()
+        let probes = ReleaseProbes()
         let printed = Recorder<Levels>()
         func print(_ state: Levels) { printed.append(state) }
         do {
+            let probe = probes.probe()
+            // Not in the README: tells when the stopped loop lets go of its
+            // feedbacks.
+            let releaseProbe = Feedback<Levels, LevelsEvent>(effect: { _ in
+                _ = probe
+                return nil
+            })
             let spin = Spin(initialState: Levels(left: 0, right: 10)) {
                 Feedback(effect: leftEffect)
                 Feedback(effect: rightEffect)
                 Reducer(levelsReducer)
-            }
+            }.addingFeedback(releaseProbe)
 
             for await state in spin.stream() {
                 print(state)
@@ -584,7 +594,10 @@ private func readmeWatchdog<S: Sendable, E: Sendable>(
         #expect(printed.values.first == Levels(left: 0, right: 10))
         #expect(printed.values.dropLast().allSatisfy { $0.left < $0.right })
         if let last = printed.values.last { #expect(last.left >= last.right) }
-        await baseline.expectReturned()
+        // The loop stopped in the background and let go of its feedbacks:
+        // its own objects, not the process-wide counts that other tests'
+        // loops move meanwhile.
+        #expect(await eventually { probes.live == 0 }, "the loop still holds its feedbacks")
     }
 
     @Test func spinRunRunsUntilCancelledThenThrows() async {

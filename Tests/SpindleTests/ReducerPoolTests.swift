@@ -104,10 +104,12 @@ import SpindleTestSupport
 
     // MARK: Dedicated threads and live objects
 
-    @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async {
-        let before = SpindleLiveObjects.current.reducerThreads
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
-            .start(options: SpinOptions(executor: .dedicatedThread))
+    @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async throws {
+        let reducerThreads = Recorder<Int>()
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer { state, event in
+            if state == 0, let id = currentKernelThreadID() { reducerThreads.append(id) }
+            return counterReducer.reduce(state, event)
+        }).start(options: SpinOptions(executor: .dedicatedThread))
         for _ in 0..<1_000 { loop.emit(.increment) }
         // Several stops from tasks at once: each returns the same report.
         let reports = await withTaskGroup(of: StopReport.self) { group in
@@ -115,37 +117,53 @@ import SpindleTestSupport
             return await group.reduce(into: []) { $0.append($1) }
         }
         #expect(reports == Array(repeating: StopReport(reduced: 1_000, discarded: 0), count: 4))
-        // Other tests start and end threads too: wait until the count is
-        // back at or below where it was.
-        #expect(await eventually(within: 60) { SpindleLiveObjects.current.reducerThreads <= before },
-                "reducer threads \(SpindleLiveObjects.current.reducerThreads), before \(before)")
+        // This loop's own thread, not the process-wide count (other tests
+        // start and end dedicated threads meanwhile).
+        if kernelThreadFactsAvailable {
+            let thread = try #require(reducerThreads.values.first)
+            #expect(await eventually { !kernelThreadIsAlive(thread) }, "the dedicated thread \(thread) still runs")
+        }
     }
 
     @Test(arguments: allExecutors)
     func aLoopReleasedWithoutStopDrainsAndFreesEverything(executor kind: ExecutorKind) async throws {
-        let baseline = await LiveObjectsBaseline.settle()
+        let probes = ReleaseProbes()
+        let reducerThreads = Recorder<Int>()
         try await kind.withExecutor { executor in
-            let freed = Recorder<Bool>()
             let seen = Recorder<Int>()
             do {
-                let probe = Probe { freed.append(true) }
+                let (synchronous, queued, reducer) = (probes.probe(), probes.probe(), probes.probe())
                 let loop = Spin(initialState: 0) {
                     Feedback<Int, CounterEvent>(effect: { state in
-                        _ = probe
+                        _ = synchronous
                         seen.append(state)
                         return nil
                     })
-                    Feedback<Int, CounterEvent>(effect: { _ in nil }, on: DispatchQueue(label: "released.queued"))
-                    Reducer(counterReducer.reduce)
+                    Feedback<Int, CounterEvent>(effect: { _ in
+                        _ = queued
+                        return nil
+                    }, on: DispatchQueue(label: "released.queued"))
+                    Reducer { state, event in
+                        _ = reducer
+                        if state == 0, let id = currentKernelThreadID() { reducerThreads.append(id) }
+                        return counterReducer.reduce(state, event)
+                    }
                 }.start(options: SpinOptions(executor: executor))
                 for _ in 0..<1_000 { #expect(loop.emit(.increment) == .accepted) }
             }
-            // Released: it drains what it accepted, then lets its feedbacks go.
+            // Released: it drains what it accepted, then lets its feedbacks
+            // and its reducer go.
             #expect(await eventually { seen.values.last == 1_000 })
-            #expect(await eventually { freed.count == 1 })
+            #expect(await eventually { probes.live == 0 }, "\(probes.live) of the loop's closures still held")
             #expect(seen.values == Array(0...1_000))
         }
-        // Its loop, workers, queue and (a pool's or its own) thread are gone.
-        await baseline.expectReturned()
+        // Its own thread (dedicated) or its pool's (shut down by
+        // withExecutor) is gone; the shared pool's and a queue's outlive it.
+        // Checked on this loop's thread, not on the process-wide counts,
+        // which other tests' loops move meanwhile.
+        if kernelThreadFactsAvailable && (kind == .dedicatedThread || kind == .privatePool) {
+            let thread = try #require(reducerThreads.values.first)
+            #expect(await eventually { !kernelThreadIsAlive(thread) }, "reducer thread \(thread) still runs")
+        }
     }
 }

@@ -2,13 +2,6 @@
 import Testing
 import SpindleTestSupport
 
-/// Captured by a feedback to learn when the loop lets go of its feedbacks.
-final class Probe: Sendable {
-    let onDeinit: @Sendable () -> Void
-    init(onDeinit: @escaping @Sendable () -> Void) { self.onDeinit = onDeinit }
-    deinit { onDeinit() }
-}
-
 @Suite struct StopTests {
     @Test(arguments: allExecutors, allQueueKinds)
     func emitAfterStopAnswersStopped(executor: ExecutorKind, queue: QueueKind) async throws {

@@ -21,6 +21,17 @@ private final class Screen {
     }
 }
 
+/// Runs `body` on `queue` and waits for it without blocking a Swift
+/// concurrency thread.
+private func onQueue(_ queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) async {
+    await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        queue.async {
+            body()
+            continuation.resume()
+        }
+    }
+}
+
 private func renderQueue() -> (DispatchQueue, DispatchSpecificKey<Int>) {
     let queue = DispatchQueue(label: "uispin.tests.render")
     let key = DispatchSpecificKey<Int>()
@@ -42,18 +53,25 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     @Test func rendersNothingBeforeStartThenEveryStateInOrderOnTheChosenQueue() async {
         let (queue, key) = renderQueue()
         let screen = Screen(key: key)
-        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue, rendering: .everyState)
+        let gear = Gear<Int>()
+        let uiSpin = UISpin(spin: counterSpin(gear: gear), renderOn: queue, rendering: .everyState)
         uiSpin.render(on: screen, using: { $0.render(state:) })
-        try? await Task.sleep(for: .milliseconds(50))
+        // Renders run on the render queue, in order: once a block queued
+        // after render(on:) has run, so has any render it queued.
+        await onQueue(queue) {}
         #expect(screen.rendered.values.isEmpty)
         #expect(uiSpin.state == 0)
         uiSpin.start()
         uiSpin.start()  // does nothing the second time
         #expect(await eventually { screen.rendered.count == 21 })
-        try? await Task.sleep(for: .milliseconds(50))
-        #expect(screen.rendered.values == Array(0...20))
+        // A later state is a marker: once it is rendered, every render
+        // before it is in, and a second loop (from the second start) would
+        // have rendered its states twice.
+        gear.propagate(100)
+        #expect(await eventually { screen.rendered.values.last == 120 })
+        #expect(screen.rendered.values == Array(0...20) + [120])
         #expect(screen.onRenderQueue.values.allSatisfy { $0 })
-        #expect(uiSpin.state == 20)
+        #expect(uiSpin.state == 120)
     }
 
     @Test func aContainerAddedLaterFirstSeesTheLastRenderedState() async {
@@ -96,19 +114,33 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
     }
 
     @Test func releasingTheUISpinStopsItsLoopWithNothingLeftLive() async {
-        let baseline = await LiveObjectsBaseline.settle()
+        let probes = ReleaseProbes()
         let gear = Gear<Int>()
         let (queue, key) = renderQueue()
         let screen = Screen(key: key)
         do {
-            let uiSpin = UISpin(spin: counterSpin(gear: gear), renderOn: queue)
+            let (feedback, reducer) = (probes.probe(), probes.probe())
+            let spin = Spin<Int, Int>(initialState: 0) {
+                Feedback(effect: { (state: Int) -> Int? in
+                    _ = feedback
+                    return state < 20 ? 1 : nil
+                })
+                Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
+                Reducer { state, event in
+                    _ = reducer
+                    return state + event
+                }
+            }
+            let uiSpin = UISpin(spin: spin, renderOn: queue)
             uiSpin.render(on: screen, using: { $0.render(state:) })
             uiSpin.start()
             #expect(await eventually { screen.rendered.values.last == 20 })
             #expect(gear.attachedCount == 1)
         }
+        // The loop stopped and let go of its feedbacks and reducer: its own
+        // objects, not the process-wide counts that other tests' loops move.
         #expect(await eventually { gear.attachedCount == 0 })
-        await baseline.expectReturned()
+        #expect(await eventually { probes.live == 0 }, "the loop still holds \(probes.live) of its closures")
     }
 
     @Test func rendersAreConflatedByDefaultAndEndOnTheFinalState() async {
