@@ -5,7 +5,11 @@
 #      (scripts/stress.sh),
 #   3. the valgrind leak check (scripts/leak-check.sh),
 #   4. the SPIN model check of the loop scheduling protocol
-#      (scripts/model-check.sh).
+#      (scripts/model-check.sh),
+#   5. the 60 s soak: a mixed workload, then every loop's books, a flat RSS
+#      and live objects back to zero (scripts/soak.sh),
+#   6. 60 s of libFuzzer on the recording reader, after replaying every past
+#      finding (scripts/fuzz.sh).
 # With arguments, it runs only `swift test` with them instead
 # (e.g. `scripts/test.sh --filter Levels`).
 set -euo pipefail
@@ -26,5 +30,11 @@ scripts/leak-check.sh
 leaks_done=$(date +%s)
 echo "== model check of the scheduling protocol (scripts/model-check.sh)"
 scripts/model-check.sh
+model_done=$(date +%s)
+echo "== soak, 60 s (scripts/soak.sh)"
+scripts/soak.sh 60
+soak_done=$(date +%s)
+echo "== fuzz the recording reader, 60 s (scripts/fuzz.sh)"
+scripts/fuzz.sh 60
 finished=$(date +%s)
-echo "== tests passed: unit $((unit_done - started)) s, stress $((stress_done - unit_done)) s, leak check $((leaks_done - stress_done)) s, model check $((finished - leaks_done)) s"
+echo "== tests passed: unit $((unit_done - started)) s, stress $((stress_done - unit_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, fuzz $((finished - soak_done)) s"
