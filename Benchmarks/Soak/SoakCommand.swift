@@ -53,7 +53,8 @@ struct SoakCommand: AsyncParsableCommand {
             + "warm-up \(warmUpSeconds) s, MALLOC_ARENA_MAX=\(arenas)")
         // The loops live in `workload`'s scope: once it returns, only
         // what Spindle itself keeps could still be alive.
-        var (samples, failures, totals, elapsed) = try await workload(warmUpSeconds: warmUpSeconds)
+        let (samples, found, totals, elapsed) = try await workload(warmUpSeconds: warmUpSeconds)
+        var failures = found
         let (accepted, reduced, retired) = totals
         let mib = Double(1 << 20)
         let reference = samples[warmUpSeconds - 1]
@@ -117,14 +118,17 @@ struct SoakCommand: AsyncParsableCommand {
             }
             samples.append(ProcessMemory.residentBytes())
         }
-        var failures = await retirements.waitForAll()
         let elapsed = ContinuousClock.now - start
         threads.stop()
         await threads.waitUntilFinished()
+        // The last loops too, all at once: a soak whose books do not
+        // balance fails within one retirement's wait, not one per loop.
         for old in world.all() {
-            failures += await SoakWorld.retire(old, into: coverage)
+            retirements.begin()
+            Task { retirements.end(await SoakWorld.retire(old, into: coverage)) }
             retired += 1
         }
+        var failures = await retirements.waitForAll()
 
         print("soak: \(coverage.description)")
         let attached = world.gears.map(\.attachedCount).reduce(0, +)
