@@ -116,20 +116,22 @@ let package = Package(
         // (SpindleObservabilityTests finds it beside the test bundle).
         .executableTarget(
             name: "spindle-recorder-child",
-            dependencies: ["Spindle", "SpindleReplay"],
+            dependencies: ["Spindle", "SpindleReplay", "RecorderCrashFixture"],
             path: "Tests/RecorderCrashChild"
         ),
+        // The state and reducer the child records and the tests check.
+        .target(name: "RecorderCrashFixture", dependencies: ["Spindle"], path: "Tests/RecorderCrashFixture"),
         .testTarget(
             name: "SpindleObservabilityTests",
             dependencies: [
                 "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport", "SpindleLevelsFixture",
-                "spindle-recorder-child",
+                "spindle-recorder-child", "RecorderCrashFixture",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),
             ]
         ),
         .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", "SpindleTestSupport", openCombine]),
-        .testTarget(name: "CSpindleTests", dependencies: ["CSpindle"]),
+        .testTarget(name: "CSpindleTests", dependencies: ["CSpindle", "SpindleTestSupport"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.
         .testTarget(name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle", "SpindleTestSupport"]),

@@ -1,3 +1,4 @@
+import SpindleTestSupport
 import CSpindle
 import Foundation
 import Synchronization

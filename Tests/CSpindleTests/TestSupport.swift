@@ -2,6 +2,7 @@ import CSpindle
 import Foundation
 import Synchronization
 import Testing
+import SpindleTestSupport
 
 /// Parent of every suite in this target. Serialized (the trait is recursive)
 /// because the stress and timing tests each start several busy OS threads:
@@ -145,17 +146,3 @@ struct ProducerStreamCheck {
     }
 }
 
-/// A seeded generator (SplitMix64) so that model tests replay identically.
-struct SplitMix64: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}

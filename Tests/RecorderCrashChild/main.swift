@@ -20,21 +20,7 @@ import Darwin
 import Foundation
 import Spindle
 import SpindleReplay
-
-/// The state: each value depends on every event and its order.
-struct Tally: Codable, Sendable, Equatable {
-    var count = 0
-    var sum = 0
-    var digest: UInt64 = 14_695_981_039_346_656_037
-}
-
-let reducer = Reducer<Tally, Int> { state, event in
-    var state = state
-    state.count += 1
-    state.sum += event
-    state.digest = (state.digest ^ UInt64(event)) &* 1_099_511_628_211
-    return state
-}
+import RecorderCrashFixture
 
 /// Writes one line to stdout at once (no stdio buffer a kill would lose).
 func report(_ line: String) {
@@ -76,7 +62,7 @@ let recorder = try SpinRecorder<Tally, Int>(file: url, options: RecorderOptions(
     flush: .everyBatch,
     onFlush: { watermark in report("written \(watermark.written)") },
     onError: { error in report("on-error \(describe(error))") }))
-let loop = Spin<Tally, Int>(initialState: Tally(), feedbacks: [], reducer: reducer)
+let loop = Spin<Tally, Int>(initialState: Tally(), feedbacks: [], reducer: tallyReducer)
     .observed(by: recorder)
     .start()
 

@@ -6,50 +6,9 @@ import Darwin
 import Foundation
 import Spindle
 import SpindleReplay
+import RecorderCrashFixture
 import Testing
 import SpindleTestSupport
-
-/// The child's state and reducer (Tests/RecorderCrashChild/main.swift),
-/// so the parent can compute every state it must have gone through.
-struct Tally: Codable, Sendable, Equatable {
-    var count = 0
-    var sum = 0
-    var digest: UInt64 = 14_695_981_039_346_656_037
-}
-
-let tallyReducer = Reducer<Tally, Int> { state, event in
-    var state = state
-    state.count += 1
-    state.sum += event
-    state.digest = (state.digest ^ UInt64(event)) &* 1_099_511_628_211
-    return state
-}
-
-/// The states the child's loop goes through: it emits 1, 2, 3… from one
-/// thread, so reduction k reduces event k.
-func expectedTallies(through count: Int) -> [Tally] {
-    var states = [Tally()]
-    var state = Tally()
-    for event in 1...max(count, 1) where event <= count {
-        state.count = event
-        state.sum += event
-        state.digest = (state.digest ^ UInt64(event)) &* 1_099_511_628_211
-        states.append(state)
-    }
-    return states
-}
-
-/// SplitMix64: the kill moments come from a seed the test prints.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// What a child run left: its stdout lines (complete ones only) and how it ended.
 struct ChildRun {
@@ -117,7 +76,7 @@ struct RecorderCrashTests {
         let seed = ProcessInfo.processInfo.environment["SPINDLE_KILL_SEED"].flatMap(UInt64.init)
             ?? UInt64.random(in: 0...UInt64.max)
         print("RecorderCrashTests: kill seed \(seed) (SPINDLE_KILL_SEED=\(seed) repeats it)")
-        var generator = SeededGenerator(state: seed)
+        var generator = SplitMix64(seed: seed)
         let kills = 24
         var survived = 0
         var tornTails = 0
