@@ -32,7 +32,7 @@ struct SoakCommand: AsyncParsableCommand {
     var rate = 200_000
     @Option(help: "Loops stopped and replaced per second.")
     var churn = 100
-    @Option(help: "Seconds of warm-up before the RSS reference (default: a fifth of the run, at least 10).")
+    @Option(help: "Seconds of warm-up before the RSS reference (default: half the run, at most 120).")
     var warmUp: Int?
     @Option(help: "Largest RSS growth allowed after warm-up, in percent of the reference.")
     var maxRSSGrowth = 5.0
@@ -47,7 +47,10 @@ struct SoakCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let warmUpSeconds = min(warmUp ?? max(10, seconds / 5), seconds - 1)
+        // A young process's RSS climbs for a minute or two (allocator
+        // arenas and caches, the concurrency runtime's pools) before it
+        // levels off; a leak keeps climbing after that.
+        let warmUpSeconds = min(warmUp ?? min(120, max(1, seconds / 2)), seconds - 1)
         let arenas = ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] ?? "unset"
         print("soak: \(seconds) s, \(loops) loops, \(producers) producers at \(rate) items/s, \(churn) loops replaced/s, "
             + "warm-up \(warmUpSeconds) s, MALLOC_ARENA_MAX=\(arenas)")
