@@ -102,15 +102,32 @@ public struct RecorderOptions: Sendable {
         onFlush: (@Sendable (RecordingWatermark) -> Void)? = nil,
         onError: (@Sendable (RecordingError) -> Void)? = nil
     ) {
-        precondition(backlogLimit >= 1, "SpindleReplay: backlogLimit must be at least 1")
-        if case .buffered(let bytes, let interval) = flush {
-            precondition(bytes >= 1 && interval > .zero, "SpindleReplay: a buffered flush needs bytes >= 1 and interval > 0")
-        }
         self.flush = flush
         self.sync = sync
         self.backlogLimit = backlogLimit
         self.whenBacklogFull = whenBacklogFull
         self.onFlush = onFlush
         self.onError = onError
+    }
+}
+
+extension RecorderOptions {
+    /// Why these options cannot record, or nil when they can: a value a
+    /// caller computed is an error the recorder reports, not a crash.
+    var invalidity: String? {
+        if backlogLimit < 1 { return "backlogLimit must be at least 1 (got \(backlogLimit))" }
+        if case .buffered(let bytes, let interval) = flush, bytes < 1 || interval <= .zero {
+            return "a buffered flush needs bytes ≥ 1 and an interval > 0 (got \(bytes) bytes, \(interval))"
+        }
+        return nil
+    }
+
+    /// Options that can run, for a recorder whose own options cannot: it
+    /// records nothing, but its loop must still run through it.
+    var runnable: RecorderOptions {
+        var options = self
+        options.backlogLimit = Swift.max(1, backlogLimit)
+        options.flush = .everyBatch
+        return options
     }
 }

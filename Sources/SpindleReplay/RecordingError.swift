@@ -43,6 +43,10 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
     /// stopped (the loop kept running). The recording holds every reduction
     /// up to `lastWrittenReduction`, and nothing after.
     case writerFellBehind(backlogLimit: Int, lastWrittenReduction: Int)
+    /// The ``RecorderOptions`` cannot record (`reason` says which value):
+    /// ``SpinRecorder/init(file:options:)`` throws it before touching the
+    /// file; a recorder made with a writer records nothing and reports it.
+    case invalidOptions(reason: String)
 
     /// The last reduction in the stopped recording, for the errors that stop
     /// a recording mid-run; nil for the others.
@@ -77,6 +81,8 @@ public enum RecordingError: Error, Sendable, Equatable, CustomStringConvertible 
             return "the recording stopped after reduction \(reduction): \(call) failed: \(String(cString: strerror(code))) (errno \(code))"
         case .writerFellBehind(let limit, let reduction):
             return "the recording stopped after reduction \(reduction): more than \(limit) reductions waited for the writer"
+        case .invalidOptions(let reason):
+            return "the recorder's options cannot record: \(reason)"
         }
     }
 }

@@ -94,14 +94,18 @@ public final class SpinRecorder<State: Sendable, Event: Encodable & Sendable>: S
     ///   - options: when to write and sync, and the backlog's bound and
     ///     policy. The defaults write each batch, never sync, and let the
     ///     loop wait for the writer when 65,536 reductions wait.
-    /// - Throws: ``RecordingError/writeFailed(reason:)`` when the file cannot
-    ///   be opened for writing.
+    /// - Throws: ``RecordingError/invalidOptions(reason:)`` for options that
+    ///   cannot record (a `backlogLimit` below 1, a buffered flush of no
+    ///   bytes or no interval), before the file is touched;
+    ///   ``RecordingError/writeFailed(reason:)`` when the file cannot be
+    ///   opened for writing.
     public convenience init(file: URL, options: RecorderOptions = .init()) throws {
         try self.init(file: file, options: options, calls: .system)
     }
 
     /// Records to `file` through `calls` (tests inject failures with them).
     package convenience init(file: URL, options: RecorderOptions, calls: RecordingFileCalls) throws {
+        if let reason = options.invalidity { throw RecordingError.invalidOptions(reason: reason) }
         let recordingFile = try RecordingFile(path: file.path, calls: calls)
         self.init(destination: .file(recordingFile), options: options)
     }
@@ -119,9 +123,14 @@ public final class SpinRecorder<State: Sendable, Event: Encodable & Sendable>: S
     }
 
     private init(destination: RecordingWriter.Destination, options: RecorderOptions) {
+        let invalidity = options.invalidity
+        let options = invalidity == nil ? options : options.runnable
         self.options = options
         self.writer = RecordingWriter(
             queue: writerQueue, destination: destination, flush: options.flush, sync: options.sync)
+        // Options a caller computed that cannot record: the recorder records
+        // nothing and says so once, and its loop runs as if unrecorded.
+        if let invalidity { fail(.invalidOptions(reason: invalidity), onWriterQueue: false) }
     }
 
     /// How far the recording has been written and synced; nil until the
@@ -156,7 +165,8 @@ public final class SpinRecorder<State: Sendable, Event: Encodable & Sendable>: S
     public func loopStarted(initialState: State) {
         let first = progress.withLock { progress -> Bool in
             guard progress.phase == .idle else { return false }
-            progress.phase = .recording
+            // A recorder that failed before its loop started records nothing.
+            progress.phase = progress.error == nil ? .recording : .halted
             progress.startTime = .now
             return true
         }
