@@ -172,7 +172,6 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // Fills the mailbox under its lock (unless stopped) and schedules one
     // drain on the queue when none is scheduled. Runner only.
     private func post(_ fill: (inout RawFIFO<State>) -> Void) {
-        core.assertOnRunner()
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
             fill(&mailbox.pending)
@@ -271,7 +270,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Crashes in debug builds when called off the feedback's queue (the
-    /// mailbox's drain side has one runner: the queue). Free in release.
+    /// mailbox's drain side has one runner: the queue); checked where the
+    /// queue enters, `drainMailbox`. Free in release.
     @inline(__always)
     private func assertOnQueue() {
         #if DEBUG
@@ -298,8 +298,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     // Moves the queued states into `draining`; false when there are none.
     private func takeBatch() -> Bool {
-        assertOnQueue()
-        return mailbox.withLock { mailbox -> Bool in
+        mailbox.withLock { mailbox -> Bool in
             if mailbox.pending.isEmpty || mailbox.stopped { return false }
             mailbox.pending.exchange(with: &draining)
             return true

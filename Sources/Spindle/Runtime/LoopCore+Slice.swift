@@ -53,7 +53,6 @@ extension LoopCore {
     /// The first slice: observers hear of the start, every feedback sees the
     /// initial state first.
     private func deliverInitialState() {
-        assertOnRunner()
         started = true
         let initial = state
         hub?.loopStarted(initialState: initial)
@@ -69,7 +68,6 @@ extension LoopCore {
     @inline(__always)
     // `payload` holds the event; the reducer moves it out.
     private func reduce(movingFrom payload: UnsafeMutableRawPointer) {
-        assertOnRunner()
         // Checked per event, after the event was dequeued: an observer that
         // subscribed before emitting sees the states its own events make.
         if observerBaseIndex < 0, observersPending {
@@ -90,7 +88,6 @@ extension LoopCore {
     // inline workers.
     @inline(never)
     private func runInlineWorkers(from first: FeedbackWorker<State, Event>?) {
-        assertOnRunner()
         // A discarding stop ends deliveries at once, even within a batch.
         if stopRequest.load(ordering: .relaxed) == .discard { return }
         let current = state
@@ -110,7 +107,6 @@ extension LoopCore {
     // returns how many.
     @inline(__always)
     private func drainReentrant(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
-        assertOnRunner()
         var count = 0
         while count < max, !reentrant.isEmpty {
             reentrant.removeFirst(movingWith: body)
@@ -127,7 +123,6 @@ extension LoopCore {
     // that path pays nothing. Returns the events reduced (`max` or more when
     // work remains).
     private func reduceBatchObserved(max: Int, hub: ObserverHub<State, Event>) -> Int {
-        assertOnRunner()
         let start = ContinuousClock.now
         var fromQueue: Int
         var fromRunner: Int
@@ -153,7 +148,6 @@ extension LoopCore {
 
     @inline(never)
     private func reduceReporting(movingFrom payload: UnsafeMutableRawPointer, to hub: ObserverHub<State, Event>) {
-        assertOnRunner()
         let event = payload.assumingMemoryBound(to: Event.self).pointee
         reduce(movingFrom: payload)
         hub.eventReduced(event, newState: state, reduction: reducedCount)
@@ -162,20 +156,17 @@ extension LoopCore {
     // A discarding stop throws up to `max` queued events away, telling the
     // observers; returns how many.
     private func throwAwayQueued(max: Int) -> Int {
-        assertOnRunner()
         let fromQueue = drainQueue(max: max) { payload in throwAway(movingFrom: payload) }
         return fromQueue + drainReentrant(max: max) { payload in throwAway(movingFrom: payload) }
     }
 
     private func throwAway(movingFrom payload: UnsafeMutableRawPointer) {
-        assertOnRunner()
         let event = payload.assumingMemoryBound(to: Event.self).move()
         hub?.eventDiscardedAtStop(event)
     }
 
     // End of a batch: the snapshot, the counters, feedbacks, observers.
     private func publish() {
-        assertOnRunner()
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
         if hasQueuedWorkers {
@@ -206,7 +197,6 @@ extension LoopCore {
     // discarded): stop the workers, end the observers, report, and leave
     // the executor.
     private func finish() {
-        assertOnRunner()
         counters.discardedAtStop.store(discardedCount, ordering: .relaxed)
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)

@@ -285,9 +285,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     override func gracePeriodEnded() { graceEnded() }
 
     /// Crashes in debug builds when called outside a slice of this loop
-    /// (swift-nio's `assertInEventLoop`): called at the top of every
-    /// runner-only method, so a label that drifted from the code fails the
-    /// first test that takes the path. Free in release builds.
+    /// (swift-nio's `assertInEventLoop`): called at every door into
+    /// runner-only code — `slice` and each runner-only method other code
+    /// calls (the queue's consumer side, the feedback workers' runner side)
+    /// — so a label that drifted from the code fails the first test that
+    /// takes the path. The slice's private helpers are reached only through
+    /// `slice`. Free in release builds.
     @inline(__always)
     func assertOnRunner() {
         assert(isOnRunner, "Spindle: runner-only code ran outside the loop's slice")
