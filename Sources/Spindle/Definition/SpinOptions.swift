@@ -113,6 +113,15 @@ extension SpinOptions {
         }
         return nil
     }
+
+    /// These options with a queue and budget any loop can be built with,
+    /// for a loop whose own options are invalid and that will never run.
+    var buildable: SpinOptions {
+        var options = self
+        options.queue = .lockFree
+        options.maxBatch = 1
+        return options
+    }
 }
 
 /// How ``SpinLoop/stop(_:)`` treats events accepted but not yet reduced.

@@ -56,25 +56,21 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         _ spin: Spin<State, Event>, options: SpinOptions,
         beforeStart: (LoopCore<State, Event>) -> Void
     ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
-        if let reason = options.invalidity {
-            // A loop that never runs: it needs a queue and an executor to
-            // exist, but registers with none and is finished from birth.
-            var runnable = options
-            runnable.queue = .lockFree
-            runnable.maxBatch = 1
-            let core = LoopCore(spin: spin, options: runnable, executor: SpinExecutor.sharedPool.makeExecutor(spinsBeforeParking: 0))
-            beforeStart(core)
-            core.finishUnstarted()
-            let error = SpinExecutorError.invalidOptions(reason: reason)
-            options.logger.error("\(error.description)")
-            return (core, error)
-        }
+        // Options that cannot run still make a loop (the caller holds one),
+        // but one that never runs: built from options it can be built
+        // with, and never registered with its executor (making an executor
+        // starts nothing).
+        let invalidity = options.invalidity
         let choice = options.executor ?? spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
         let core = LoopCore(
-            spin: spin, options: options,
+            spin: spin, options: invalidity == nil ? options : options.buildable,
             executor: choice.makeExecutor(spinsBeforeParking: Swift.max(0, options.spinsBeforeParking)))
         beforeStart(core)
-        do {
+        do throws(SpinExecutorError) {
+            if let reason = invalidity {
+                core.finishUnstarted()
+                throw SpinExecutorError.invalidOptions(reason: reason)
+            }
             try core.start(spin: spin)
             return (core, nil)
         } catch {
