@@ -101,9 +101,9 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
             guard tornLastLine == .drop, tailLineNumber > 1 else {
                 throw RecordingError.tornLastLine(line: tailLineNumber)
             }
+            // `parse` failed on the last line, so `parsed` holds every line
+            // before it, read in full: the recovery read is already done.
             tornTail = .tornLastLine(line: tailLineNumber)
-            parsed = Parsed()
-            try Self.parse(lines, tail: nil, decoder: decoder, into: &parsed)
         }
         version = parsed.version
         header = parsed.header
@@ -131,6 +131,8 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
         }
     }
 
+    /// Reads `lines`, then `tail`, into `parsed`, line by line. When it
+    /// throws, `parsed` holds every line before the one at fault.
     private static func parse(
         _ lines: [Data.SubSequence], tail: Data.SubSequence?, decoder: JSONDecoder, into parsed: inout Parsed
     ) throws {
@@ -218,7 +220,6 @@ public struct SpinRecording<Event: Decodable & Sendable>: Sendable {
     public func replay<State>(_ spin: Spin<State, Event>) -> [State] {
         replay(through: spin.reducer, from: spin.initialState)
     }
-
 }
 
 /// What reading a recording does with a last line cut short.
