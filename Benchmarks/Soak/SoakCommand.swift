@@ -64,7 +64,7 @@ struct SoakCommand: AsyncParsableCommand {
         let peakAfter = samples[warmUpSeconds...].max() ?? reference
         let growth = Double(peakAfter - reference) / Double(reference) * 100
         print("soak: \(accepted) items accepted, \(reduced) reductions (items and echoes), \(retired) loops checked; "
-            + "\(String(format: "%.0f", Double(accepted) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))) items/s")
+            + "\(String(format: "%.0f", Double(accepted) / (elapsed / .seconds(1)))) items/s")
         print("soak: RSS MiB per second: \(samples.map { String(format: "%.1f", Double($0) / mib) }.joined(separator: " "))")
         print(String(format: "soak: RSS after warm-up %.1f MiB, peak after %.1f MiB: %+.2f%% (limit %.1f%%)",
                      Double(reference) / mib, Double(peakAfter) / mib, growth, maxRSSGrowth))
@@ -113,9 +113,7 @@ struct SoakCommand: AsyncParsableCommand {
                 try await Task.sleep(until: start + .milliseconds(second * 1000 + (step + 1) * 1000 / steps))
                 let replacements = churn / steps + (step < churn % steps ? 1 : 0)
                 for _ in 0..<replacements {
-                    let old = world.replace(slot: Int.random(in: 0..<loops))
-                    retirements.begin()
-                    Task { retirements.end(await SoakWorld.retire(old, into: coverage)) }
+                    retirements.launch(world.replace(slot: Int.random(in: 0..<loops)), into: coverage)
                     retired += 1
                 }
             }
@@ -127,8 +125,7 @@ struct SoakCommand: AsyncParsableCommand {
         // The last loops too, all at once: a soak whose books do not
         // balance fails within one retirement's wait, not one per loop.
         for old in world.all() {
-            retirements.begin()
-            Task { retirements.end(await SoakWorld.retire(old, into: coverage)) }
+            retirements.launch(old, into: coverage)
             retired += 1
         }
         var failures = await retirements.waitForAll()
@@ -158,12 +155,15 @@ final class SoakRetirements: Sendable {
     }
     private let state = Mutex(State())
 
-    func begin() { state.withLock { $0.running += 1 } }
-
-    func end(_ failures: [String]) {
-        state.withLock { state in
-            state.running -= 1
-            state.failures += failures
+    /// Stops and checks `old` in a task of its own (see `SoakWorld.retire`).
+    func launch(_ old: SoakLoop, into coverage: SoakCoverage) {
+        state.withLock { $0.running += 1 }
+        Task {
+            let failures = await SoakWorld.retire(old, into: coverage)
+            state.withLock { state in
+                state.running -= 1
+                state.failures += failures
+            }
         }
     }
 

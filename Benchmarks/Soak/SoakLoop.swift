@@ -81,12 +81,13 @@ final class SoakLoop: Sendable {
         let final = loop.state
         let statistics = loop.statistics
         let accepted = accepted.map(\.current)
+        let acceptedItems = accepted.reduce(0, +)
         for producer in accepted.indices where Int(final.last[producer]) != accepted[producer] {
             return "producer \(producer): \(accepted[producer]) accepted, last reduced \(final.last[producer])"
         }
         if final.outOfOrder != 0 { return "\(final.outOfOrder) items out of order" }
-        if Int(final.items) != accepted.reduce(0, +) {
-            return "\(final.items) items reduced, \(accepted.reduce(0, +)) accepted"
+        if Int(final.items) != acceptedItems {
+            return "\(final.items) items reduced, \(acceptedItems) accepted"
         }
         if statistics.reducedEvents != Int(final.items) + Int(final.echoes) {
             return "\(statistics.reducedEvents) reduced, but the state counts \(final.items) items + \(final.echoes) echoes"
