@@ -10,30 +10,42 @@ internal import CSpindle
 /// only by the consumer (after it saw the publish, acquire), so the slot
 /// array needs no lock.
 final class RingQueue<Event: Sendable>: EventQueue {
-    // See the concurrency table for spindle_ring in CSpindle.h.
-    nonisolated(unsafe) private let ring: OpaquePointer
-    // Slot ownership is handed over by the ring's per-slot sequence numbers
-    // (see the type's thread-safety note).
-    nonisolated(unsafe) private let slots: UnsafeMutablePointer<Event>
+    /// The ring's memory: see `Memory`.
+    nonisolated(unsafe) private let memory: Memory
+    private var ring: OpaquePointer { @inline(__always) get { memory.ring } }
+    private var slots: UnsafeMutablePointer<Event> { @inline(__always) get { memory.slots } }
+    private var scratch: UnsafeMutablePointer<Event> { @inline(__always) get { memory.scratch } }
     private let mask: UInt64
     /// The ring's capacity (the requested one rounded up to a power of two).
     let capacity: Int
     /// Blocked producers wait here for space; the consumer notifies it.
     let spaceParker: Parker
-    // Consumer only: the event being reduced, moved out of its slot so the
-    // slot is free while the reducer runs.
-    nonisolated(unsafe) private let scratch: UnsafeMutablePointer<Event>
+
+    /// The queue's raw memory, in one place. The pointers never change; what
+    /// they point at is shared under rules the compiler cannot check, which
+    /// is why this one stored property is `nonisolated(unsafe)`:
+    private struct Memory {
+        /// The C ring: any thread, as the concurrency table for spindle_ring
+        /// in CSpindle.h says.
+        let ring: OpaquePointer
+        /// The payloads: a slot is owned by the producer that claimed it
+        /// until its publish (release), then by the consumer (acquire) until
+        /// it releases the slot (see the type's thread-safety note).
+        let slots: UnsafeMutablePointer<Event>
+        /// Consumer only: the event being reduced, moved out of its slot so
+        /// the slot is free while the reducer runs.
+        let scratch: UnsafeMutablePointer<Event>
+    }
 
     init(capacity requested: Int) {
         precondition(requested > 0, "Spindle: a bounded queue needs a capacity > 0")
         guard let ring = spindle_ring_create(requested) else {
             fatalError("Spindle: cannot create a ring of capacity \(requested) (max 2^30)")
         }
-        self.ring = ring
-        capacity = spindle_ring_capacity(ring)
+        let capacity = spindle_ring_capacity(ring)
+        self.capacity = capacity
         mask = UInt64(capacity - 1)
-        slots = .allocate(capacity: capacity)
-        scratch = .allocate(capacity: 1)
+        memory = Memory(ring: ring, slots: .allocate(capacity: capacity), scratch: .allocate(capacity: 1))
         spaceParker = Parker()
     }
 

@@ -58,9 +58,11 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     /// atomic: set by stop (after `runtime.stopped`), read by handler emits
     /// without the lock.
     private let stopped = ManagedAtomic<Bool>(false)
-    // Set once by `connect`, before the loop's reducer thread starts: every
-    // reader runs on that thread or on work it scheduled, so the thread's
-    // spawn orders the store before every read.
+    // Set once by `connect`, while the loop is built and before its start
+    // schedules it: every reader runs in one of its slices or in work a
+    // slice scheduled, and the start's scheduling (the executor's queue
+    // push, release; the runner's pop, acquire) orders the store before
+    // every read. Hence `nonisolated(unsafe)`, for this one property.
     nonisolated(unsafe) private var port: LoopPort<Event>?
 
     init(router: EffectRouter<Effect, Event>, defaultQueue: DispatchQueue?) {
@@ -81,9 +83,9 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         self.port = port
     }
 
-    // MARK: Reducer thread
+    // MARK: The loop's runner
 
-    /// Routes one reduction's effects, in order. Reducer thread only.
+    /// Routes one reduction's effects, in order. On the loop's runner only.
     func dispatch(_ effects: [Effect]) {
         let port = port!
         port.counters.effectsDispatched.wrappingIncrement(by: effects.count, ordering: .relaxed)

@@ -64,9 +64,6 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// loop, where receiving an `Event?` from `syncEffect` would cost a
     /// generic-metadata lookup per call. Both nil for the other forms.
     private let syncEffectWritingInto: (@Sendable (State, UnsafeMutableRawPointer) -> Bool)?
-    // Runner only (one inline run at a time): holds one Event between the
-    // effect's return and its emit; uninitialized otherwise.
-    nonisolated(unsafe) private let eventScratch: UnsafeMutableRawPointer?
     private let filter: (@Sendable (State) -> Bool)?
     /// Where the tasks of async and stream effects run: the feedback's
     /// queue, or the default (nil: the global concurrent executor).
@@ -78,22 +75,38 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
     private let runs = Lock(Runs())
-    // On `queue` only (one drain runs at a time): the states being handled,
-    // exchanged with the mailbox's buffer under the lock.
-    @exclusivity(unchecked) nonisolated(unsafe) private var draining = RawFIFO<State>()
     /// A stream feedback's states (see `Feedback.Effect.stream`): the input
     /// is yielded to by the worker's one runner (in order) and finished by
     /// `stop`; both ends are thread-safe. nil for the other forms.
     private let streamStates: AsyncStream<State>?
     private let streamInput: AsyncStream<State>.Continuation?
-    // On the worker's one runner (its queue's drain, or the loop's runner
-    // for an inline worker): whether the stream (or source) feedback's run has started,
-    // and the next synchronous run's number (used only when observed).
-    @exclusivity(unchecked) nonisolated(unsafe) private var streamStarted = false
-    @exclusivity(unchecked) nonisolated(unsafe) private var nextSyncRunID: UInt64 = 0
-    /// The next inline worker of the loop, in declaration order. Set by the
-    /// loop's start before its first slice; read by the runner only.
-    @exclusivity(unchecked) nonisolated(unsafe) var nextInline: FeedbackWorker?
+    /// The worker's unlocked storage: see `RunnerOwned`.
+    @exclusivity(unchecked) nonisolated(unsafe) var runnerOwned: RunnerOwned
+
+    /// Everything in a worker that no lock guards, in one place. It is
+    /// touched only by the worker's one runner: the drain of its `queue`
+    /// (one at a time: the mailbox's `scheduled` flag hands the queue from
+    /// one drain to the next, under its lock), or for an inline worker the
+    /// loop's runner (one at a time: the scheduling CAS orders consecutive
+    /// runners). Debug builds check it at the doors (`assertOnQueue`,
+    /// `assertOnRunner`). Hence `nonisolated(unsafe)`, once, here; and
+    /// `@exclusivity(unchecked)`, as the one runner never overlaps accesses.
+    struct RunnerOwned: ~Copyable {
+        /// Inline runs only: holds one Event between the effect's return
+        /// and its emit; uninitialized otherwise. nil for other workers.
+        let eventScratch: UnsafeMutableRawPointer?
+        /// The states being handled by a drain of `queue`, exchanged with
+        /// the mailbox's buffer under the lock.
+        var draining = RawFIFO<State>()
+        /// Whether the stream (or source) feedback's run has started.
+        var streamStarted = false
+        /// The next synchronous run's number (used only when observed).
+        var nextSyncRunID: UInt64 = 0
+        /// The next inline worker of the loop, in declaration order. Set by
+        /// the loop's start before its first slice (which the start's
+        /// scheduling publishes to the runner), then read by the runner.
+        var nextInline: FeedbackWorker?
+    }
 
     init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
         self.index = index
@@ -110,11 +123,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
         if queue == nil, let writingInto = feedback.syncEffectWritingInto {
             syncEffectWritingInto = writingInto
-            eventScratch = .allocate(
-                byteCount: Swift.max(1, MemoryLayout<Event>.size), alignment: MemoryLayout<Event>.alignment)
+            runnerOwned = RunnerOwned(
+                eventScratch: .allocate(
+                    byteCount: Swift.max(1, MemoryLayout<Event>.size), alignment: MemoryLayout<Event>.alignment))
         } else {
             syncEffectWritingInto = nil
-            eventScratch = nil
+            runnerOwned = RunnerOwned(eventScratch: nil)
         }
         if case .stream = feedback.effect {
             let (states, input) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
@@ -131,7 +145,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     deinit {
-        eventScratch?.deallocate()
+        runnerOwned.eventScratch?.deallocate()
         LiveCounts.feedbackWorkers.wrappingDecrement(ordering: .relaxed)
     }
 
@@ -192,7 +206,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             return
         }
         if let filter, !filter(state) { return }
-        let scratch = eventScratch!
+        let scratch = runnerOwned.eventScratch!
         if syncEffectWritingInto(state, scratch) {
             _ = core.emit(scratch.assumingMemoryBound(to: Event.self).move())
         }
@@ -231,8 +245,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private func runSyncObserved(
         _ effect: @Sendable (State) -> Event?, _ state: State, hub: ObserverHub<State, Event>
     ) {
-        let run = EffectRun(feedbackIndex: index, id: nextSyncRunID)
-        nextSyncRunID &+= 1
+        let run = EffectRun(feedbackIndex: index, id: runnerOwned.nextSyncRunID)
+        runnerOwned.nextSyncRunID &+= 1
         hub.effectStarted(run)
         let event = effect(state)
         hub.effectFinished(run)
@@ -284,7 +298,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         assertOnQueue()
         while true {
             if takeBatch() {
-                while !draining.isEmpty { handle(draining.removeFirst()) }
+                while !runnerOwned.draining.isEmpty { handle(runnerOwned.draining.removeFirst()) }
                 continue
             }
             let idle = mailbox.withLock { mailbox -> Bool in
@@ -300,7 +314,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private func takeBatch() -> Bool {
         mailbox.withLock { mailbox -> Bool in
             if mailbox.pending.isEmpty || mailbox.stopped { return false }
-            mailbox.pending.exchange(with: &draining)
+            mailbox.pending.exchange(with: &runnerOwned.draining)
             return true
         }
     }
@@ -324,8 +338,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         case .sequence(let body):
             startRun { emitter in try await body(state, emitter) }
         case .stream(let body):
-            if !streamStarted, let states = streamStates, let input = streamInput {
-                streamStarted = true
+            if !runnerOwned.streamStarted, let states = streamStates, let input = streamInput {
+                runnerOwned.streamStarted = true
                 startRun { emitter in
                     // A run that ends early takes no more states.
                     defer { input.finish() }
@@ -334,8 +348,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             }
             streamInput?.yield(state)
         case .source(let body):
-            if !streamStarted {
-                streamStarted = true
+            if !runnerOwned.streamStarted {
+                runnerOwned.streamStarted = true
                 startRun { emitter in try await body(emitter) }
             }
         case .attached:

@@ -94,7 +94,7 @@ extension LoopCore {
         var next = first
         while let worker = next {
             worker.runInline(current)
-            next = worker.nextInline
+            next = worker.runnerOwned.nextInline
         }
     }
 

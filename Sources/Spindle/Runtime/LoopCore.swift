@@ -106,7 +106,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// (three empty arrays of a generic element type would cost this
     /// unspecialized code metadata lookups at every start).
     var workers: LoopWorkers<State, Event>?
-    /// The inline workers again, linked through `FeedbackWorker.nextInline`
+    /// The inline workers again, linked through `FeedbackWorker.runnerOwned.nextInline`
     /// (set at start): the per-reduction walk follows class references,
     /// where iterating the array in this unspecialized generic code asked
     /// the runtime for generic metadata on every reduction.
@@ -221,10 +221,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             } else if worker.queue == nil {
                 workers.inline.append(worker)
                 if worker.takesLatestOnly {
-                    if let lastLatestInline { lastLatestInline.nextInline = worker } else { firstLatestInlineWorker = worker }
+                    if let lastLatestInline { lastLatestInline.runnerOwned.nextInline = worker } else { firstLatestInlineWorker = worker }
                     lastLatestInline = worker
                 } else {
-                    if let lastInline { lastInline.nextInline = worker } else { firstInlineWorker = worker }
+                    if let lastInline { lastInline.runnerOwned.nextInline = worker } else { firstInlineWorker = worker }
                     lastInline = worker
                 }
             } else {

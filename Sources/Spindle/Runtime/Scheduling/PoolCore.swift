@@ -5,7 +5,7 @@ internal import CSpindle
 /// its list of live loops, and the shutdown.
 final class PoolCore: LoopExecutor {
     private struct Registry {
-        /// The live loops, linked through `ScheduledLoop.poolPrevious/Next`;
+        /// The live loops, linked through `ScheduledLoop.poolLinks`;
         /// each link holds a reference (taken at register, released in
         /// `loopFinished`).
         var first: Unmanaged<ScheduledLoop>?
@@ -321,9 +321,9 @@ final class PoolCore: LoopExecutor {
             // (released in `loopFinished`), which lets the ready queue hold
             // loops without references of its own.
             let node = Unmanaged.passRetained(loop)
-            loop.poolNext = registry.first
-            loop.poolPrevious = nil
-            registry.first?.takeUnretainedValue().poolPrevious = node
+            loop.poolLinks.next = registry.first
+            loop.poolLinks.previous = nil
+            registry.first?.takeUnretainedValue().poolLinks.previous = node
             registry.first = node
             registry.count += 1
             return nil
@@ -333,16 +333,16 @@ final class PoolCore: LoopExecutor {
 
     func loopFinished(_ loop: ScheduledLoop) {
         let lastOut = registry.withLock { registry -> Bool in
-            let previous = loop.poolPrevious
-            let next = loop.poolNext
+            let previous = loop.poolLinks.previous
+            let next = loop.poolLinks.next
             if let previous {
-                previous.takeUnretainedValue().poolNext = next
+                previous.takeUnretainedValue().poolLinks.next = next
             } else {
                 registry.first = next
             }
-            next?.takeUnretainedValue().poolPrevious = previous
-            loop.poolPrevious = nil
-            loop.poolNext = nil
+            next?.takeUnretainedValue().poolLinks.previous = previous
+            loop.poolLinks.previous = nil
+            loop.poolLinks.next = nil
             registry.count -= 1
             return registry.count == 0 && registry.shuttingDown
         }
@@ -373,7 +373,7 @@ final class PoolCore: LoopExecutor {
                     // The registry's reference keeps a loop alive until its
                     // finish has run (which unlinks it under this lock).
                     loops.append(current.takeUnretainedValue())
-                    node = current.takeUnretainedValue().poolNext
+                    node = current.takeUnretainedValue().poolLinks.next
                 }
                 return (false, loops, registry.count == 0)
             }

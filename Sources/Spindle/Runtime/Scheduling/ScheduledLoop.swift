@@ -34,14 +34,23 @@ class ScheduledLoop: @unchecked Sendable {
     var runnerToken: UnsafeAtomic<UInt> {
         @inline(__always) get { words.runnerToken }
     }
-    // Runner only (one at a time; the state CAS orders consecutive runners):
-    // the pauses a lingering runner waits for a batch to form.
+    /// The pauses a lingering runner waits for a batch to form. Runner only
+    /// (one at a time; the state CAS orders consecutive runners), which is
+    /// why this one stored property is `nonisolated(unsafe)`.
     nonisolated(unsafe) private var formationPauses = 8
 
-    // Pool membership (see ReducerPool): the neighbours in the pool's list
-    // of live loops. protected by the pool's lock.
-    nonisolated(unsafe) var poolPrevious: Unmanaged<ScheduledLoop>?
-    nonisolated(unsafe) var poolNext: Unmanaged<ScheduledLoop>?
+    /// Pool membership (see `PoolCore.register`): the loop's links in its
+    /// pool's list of live loops. protected by the pool's registry lock: read
+    /// and written only inside `registry.withLock`, which is why this one
+    /// stored property is `nonisolated(unsafe)`.
+    nonisolated(unsafe) var poolLinks = PoolLinks()
+
+    /// The neighbours in a pool's intrusive list of live loops (unretained:
+    /// the registry holds one reference per listed loop).
+    struct PoolLinks {
+        var previous: Unmanaged<ScheduledLoop>?
+        var next: Unmanaged<ScheduledLoop>?
+    }
 
     init(executor: any LoopExecutor) {
         self.executor = executor
