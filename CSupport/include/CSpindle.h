@@ -357,6 +357,90 @@ spindle_task *spindle_runq_pop(spindle_runq *queue);
 /// True when no task is queued (a snapshot). Any thread; two loads.
 bool spindle_runq_is_empty(spindle_runq *queue);
 
+// MARK: - Per-producer lanes (SPSC, linked blocks)
+
+/// A single-producer / single-consumer queue of fixed-size payloads in linked
+/// blocks: one hot producer thread's way into one loop. The protocol that
+/// keeps the loop's contract (order across the switch from the shared queue,
+/// the idle edge, stop, reclamation) is LANES.md beside the scheduling model;
+/// lanes.pml model-checks it.
+///
+/// The lane word: the count of published slots, and flags.
+#define SPINDLE_LANE_BUSY (1ull << 63)      /* a producer is inside an emit */
+#define SPINDLE_LANE_RETIRED (1ull << 62)   /* the runner gave the lane back */
+#define SPINDLE_LANE_EXITED (1ull << 61)    /* the producer let go (thread exit, evicted) */
+#define SPINDLE_LANE_ORPHANED (1ull << 60)  /* the loop is gone */
+#define SPINDLE_LANE_COUNT_MASK 0x0FFFFFFFFFFFFFFFull  /* bits 0-59 */
+
+///   | operation                    | producer ops | runner ops | release_loop |
+///   | begin/slot/publish/abort (1) |      no*     |    yes     |     no**     |
+///   | available/next/retire  (1)   |      yes     |    no*     |     no       |
+///   * one thread at a time on each side.
+///   ** the loop is released only when no emit into it can be running.
+///   Who frees a lane: exactly one of the runner (EXITED and drained), the
+///   producer thread (it finds RETIRED or ORPHANED), or `release_loop`
+///   (it finds EXITED).
+typedef struct spindle_lane spindle_lane;
+
+/// Creates a lane for `loop_id` (a loop identity that is never reused),
+/// with its first block. `slots_per_block` at least 2. NULL on exhaustion or
+/// when `payload_align` is not a power of two no greater than 64.
+spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t payload_align,
+                                  size_t slots_per_block);
+/// Frees a lane and its blocks. The caller must have consumed or
+/// deinitialized every payload in it; no other thread may touch it.
+void spindle_lane_destroy(spindle_lane *lane);
+/// The lane's loop. Any thread.
+uint64_t spindle_lane_loop_id(const spindle_lane *lane);
+/// Lanes created and not destroyed, process-wide (leak checks).
+long spindle_live_lanes(void);
+
+/// Producer: starts an emit (fetch_or BUSY, sequentially consistent: a full
+/// barrier) and returns the word before it. If it has RETIRED, the lane is
+/// the caller's alone: `spindle_lane_forget`, then destroy it.
+uint64_t spindle_lane_begin(spindle_lane *lane);
+/// Producer: ends a begun emit without publishing (the loop was closed).
+void spindle_lane_abort(spindle_lane *lane);
+/// Producer, between begin and publish: the next slot's payload area,
+/// uninitialized (linking a block when the current one is full: the spare
+/// the runner handed back, or a new one). NULL on exhaustion: abort.
+void *spindle_lane_slot(spindle_lane *lane);
+/// Producer: publishes the slot and clears BUSY (one release store).
+void spindle_lane_publish(spindle_lane *lane);
+
+/// Runner: the lane word (sequentially consistent), for the re-check after
+/// the loop's IDLE store: runnable when it has BUSY or a count above what
+/// the runner consumed.
+uint64_t spindle_lane_word(const spindle_lane *lane);
+/// Runner: reads the published count (acquire) and returns how many slots
+/// wait.
+size_t spindle_lane_available_consumer(spindle_lane *lane);
+/// Runner: the next payload counted by the last `available`, or NULL. The
+/// previous payload must be moved or deinitialized before this is called
+/// again (its block may be handed back).
+void *spindle_lane_next_consumer(spindle_lane *lane);
+/// Runner: gives a drained lane that is not BUSY back to its producer (a CAS
+/// from the exact count to count | RETIRED). False when the lane has
+/// unconsumed slots, a producer in an emit, or a flag.
+bool spindle_lane_retire_consumer(spindle_lane *lane);
+/// The loop is going away: marks the lane ORPHANED; frees it and returns
+/// true when its producer already let go (EXITED).
+bool spindle_lane_release_loop(spindle_lane *lane);
+
+/// The calling thread's lane into `loop_id`, or NULL. When NULL, counts the
+/// emit in the thread's streak for that loop and sets `*should_open` once
+/// the streak reaches `streak_to_open` (then: create, send the marker,
+/// `spindle_lane_install`). An entry of another loop in the same table slot
+/// is let go (its lane marked EXITED). Thread-local; any thread.
+spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, bool *should_open);
+/// Puts `lane` in the calling thread's table (its producer from now on);
+/// registers the thread-exit hook that lets its lanes go. False if the hook
+/// cannot be registered (then the caller destroys the lane).
+bool spindle_lane_install(spindle_lane *lane);
+/// Drops the calling thread's entry for `loop_id` without touching its lane
+/// (which the caller frees or has given away).
+void spindle_lane_forget(uint64_t loop_id);
+
 // MARK: - Diagnostics
 
 /// Queues and rings created and not yet destroyed, process-wide (relaxed

@@ -1,0 +1,259 @@
+// Per-producer lanes: a single-producer / single-consumer queue of
+// fixed-size payloads in linked blocks, for one hot producer thread of one
+// loop. The protocol (the lane word, BUSY / RETIRED / EXITED / ORPHANED, the
+// marker that opens a lane, the idle edge, stop) is
+// Sources/Spindle/Runtime/Scheduling/Model/LANES.md, model-checked by
+// lanes.pml beside it. This file holds the memory: blocks, the spare block,
+// the thread's table of lanes, and who frees a lane.
+//
+// Plain C11 atomics (no liburcu): TSan sees every edge.
+#include "CSpindle.h"
+#include "spindle_internal.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPINDLE_LANE_TABLE_SIZE 8
+
+struct spindle_lane_block {
+    _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
+};
+
+// Two lines: the producer's (its word and cursor), then the runner's.
+struct spindle_lane {
+    // Producer's line. `word` is the lane word (count of published slots,
+    // plus flags); the runner reads it once per batch, and CASes it to
+    // retire the lane.
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t word;
+    struct spindle_lane_block *tail_block;  // producer only
+    uint32_t tail_index;                    // producer only: next slot in tail_block
+    uint32_t slots_per_block;
+    uint32_t payload_offset;                // first slot's offset in a block
+    uint32_t stride;                        // bytes per slot
+    _Atomic(struct spindle_lane_block *) spare;  // one drained block, handed back by the runner
+    uint64_t loop_id;                       // immutable
+    // Runner's line.
+    _Alignas(SPINDLE_CACHE_LINE) struct spindle_lane_block *head_block;  // runner only
+    uint32_t head_index;                    // runner only
+    uint64_t consumed;                      // runner only: slots taken
+    uint64_t published;                     // runner only: last count read from the word
+};
+
+_Static_assert(sizeof(struct spindle_lane) == 2 * SPINDLE_CACHE_LINE, "a lane header is two lines");
+
+static _Atomic long live_lanes;
+
+static struct spindle_lane_block *block_new(const struct spindle_lane *lane) {
+    size_t bytes = (size_t)lane->payload_offset + (size_t)lane->stride * lane->slots_per_block;
+    struct spindle_lane_block *block = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(bytes, SPINDLE_CACHE_LINE));
+    if (block) atomic_init(&block->next, NULL);
+    return block;
+}
+
+static inline char *slot_address(const struct spindle_lane *lane, struct spindle_lane_block *block, uint32_t index) {
+    return (char *)block + lane->payload_offset + (size_t)index * lane->stride;
+}
+
+spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t payload_align,
+                                  size_t slots_per_block) {
+    if (payload_align == 0 || (payload_align & (payload_align - 1)) != 0 || payload_align > SPINDLE_CACHE_LINE)
+        return NULL;
+    if (slots_per_block < 2) slots_per_block = 2;
+    struct spindle_lane *lane = aligned_alloc(SPINDLE_CACHE_LINE, sizeof *lane);
+    if (!lane) return NULL;
+    memset(lane, 0, sizeof *lane);
+    atomic_init(&lane->word, 0);
+    atomic_init(&lane->spare, NULL);
+    lane->loop_id = loop_id;
+    lane->slots_per_block = (uint32_t)slots_per_block;
+    lane->payload_offset = (uint32_t)spindle_round_up(sizeof(struct spindle_lane_block), payload_align);
+    lane->stride = (uint32_t)spindle_round_up(payload_size ? payload_size : 1, payload_align);
+    struct spindle_lane_block *first = block_new(lane);
+    if (!first) {
+        free(lane);
+        return NULL;
+    }
+    lane->tail_block = first;
+    lane->head_block = first;
+    atomic_fetch_add_explicit(&live_lanes, 1, memory_order_relaxed);
+    return lane;
+}
+
+void spindle_lane_destroy(spindle_lane *lane) {
+    struct spindle_lane_block *block = lane->head_block;
+    while (block) {
+        struct spindle_lane_block *next = atomic_load_explicit(&block->next, memory_order_acquire);
+        free(block);
+        block = next;
+    }
+    free(atomic_load_explicit(&lane->spare, memory_order_acquire));
+    free(lane);
+    atomic_fetch_sub_explicit(&live_lanes, 1, memory_order_relaxed);
+}
+
+long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_order_relaxed); }
+
+uint64_t spindle_lane_loop_id(const spindle_lane *lane) { return lane->loop_id; }
+
+// MARK: Producer
+
+uint64_t spindle_lane_begin(spindle_lane *lane) {
+    // The one locked RMW of an emit: a full barrier (LANES.md, step 1).
+    return atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_BUSY, memory_order_seq_cst);
+}
+
+void spindle_lane_abort(spindle_lane *lane) {
+    atomic_fetch_and_explicit(&lane->word, ~SPINDLE_LANE_BUSY, memory_order_release);
+}
+
+void *spindle_lane_slot(spindle_lane *lane) {
+    if (lane->tail_index == lane->slots_per_block) {
+        struct spindle_lane_block *next = atomic_exchange_explicit(&lane->spare, NULL, memory_order_acquire);
+        if (next) {
+            atomic_store_explicit(&next->next, NULL, memory_order_relaxed);
+        } else {
+            next = block_new(lane);
+            if (!next) return NULL;
+        }
+        // Linked before any slot in it is published (the publish is a
+        // release), so the runner finds the link when it gets there.
+        atomic_store_explicit(&lane->tail_block->next, next, memory_order_relaxed);
+        lane->tail_block = next;
+        lane->tail_index = 0;
+    }
+    return slot_address(lane, lane->tail_block, lane->tail_index);
+}
+
+void spindle_lane_publish(spindle_lane *lane) {
+    lane->tail_index += 1;
+    // The producer is the only writer of the count while BUSY is set (the
+    // runner's retire CAS needs BUSY clear), so a load and a store suffice:
+    // the new count, without BUSY (release: the slot's payload happens-before
+    // the runner's acquire load of the word).
+    uint64_t word = atomic_load_explicit(&lane->word, memory_order_relaxed);
+    atomic_store_explicit(&lane->word, ((word & SPINDLE_LANE_COUNT_MASK) + 1) | (word & SPINDLE_LANE_EXITED),
+                          memory_order_release);
+}
+
+// MARK: Runner
+
+uint64_t spindle_lane_word(const spindle_lane *lane) {
+    return atomic_load_explicit(&((spindle_lane *)lane)->word, memory_order_seq_cst);
+}
+
+size_t spindle_lane_available_consumer(spindle_lane *lane) {
+    uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
+    lane->published = word & SPINDLE_LANE_COUNT_MASK;
+    return (size_t)(lane->published - lane->consumed);
+}
+
+void *spindle_lane_next_consumer(spindle_lane *lane) {
+    if (lane->consumed == lane->published) return NULL;
+    if (lane->head_index == lane->slots_per_block) {
+        struct spindle_lane_block *done = lane->head_block;
+        struct spindle_lane_block *next = atomic_load_explicit(&done->next, memory_order_relaxed);
+        lane->head_block = next;
+        lane->head_index = 0;
+        // Hand the drained block back to the producer (one spare), or free it.
+        struct spindle_lane_block *expected = NULL;
+        if (!atomic_compare_exchange_strong_explicit(&lane->spare, &expected, done, memory_order_release,
+                                                     memory_order_relaxed))
+            free(done);
+    }
+    char *payload = slot_address(lane, lane->head_block, lane->head_index);
+    lane->head_index += 1;
+    lane->consumed += 1;
+    return payload;
+}
+
+bool spindle_lane_retire_consumer(spindle_lane *lane) {
+    // Drained, not BUSY, no flag: the exact word the runner last read.
+    if (lane->consumed != lane->published) return false;
+    uint64_t expected = lane->consumed;
+    return atomic_compare_exchange_strong_explicit(&lane->word, &expected, expected | SPINDLE_LANE_RETIRED,
+                                                   memory_order_seq_cst, memory_order_relaxed);
+}
+
+bool spindle_lane_release_loop(spindle_lane *lane) {
+    uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_ORPHANED, memory_order_acq_rel);
+    if (old & SPINDLE_LANE_EXITED) {
+        spindle_lane_destroy(lane);
+        return true;
+    }
+    return false;
+}
+
+// MARK: The thread's table
+
+struct spindle_lane_entry {
+    uint64_t loop_id;      // 0: empty
+    spindle_lane *lane;    // NULL: counting a streak, no lane yet
+    uint32_t streak;
+};
+
+struct spindle_lane_table {
+    struct spindle_lane_entry entries[SPINDLE_LANE_TABLE_SIZE];
+    uint32_t next_victim;
+    bool registered;
+};
+
+static _Thread_local struct spindle_lane_table lane_table;
+static pthread_key_t lane_key;
+static pthread_once_t lane_key_once = PTHREAD_ONCE_INIT;
+
+// The thread's side of a lane's end: EXITED, unless the runner retired it or
+// the loop is gone, in which case nobody else will free it.
+static void lane_let_go(spindle_lane *lane) {
+    uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_EXITED, memory_order_acq_rel);
+    if (old & (SPINDLE_LANE_RETIRED | SPINDLE_LANE_ORPHANED)) spindle_lane_destroy(lane);
+}
+
+static void lane_thread_exit(void *unused) {
+    (void)unused;
+    for (int i = 0; i < SPINDLE_LANE_TABLE_SIZE; i++) {
+        struct spindle_lane_entry *entry = &lane_table.entries[i];
+        if (entry->lane) lane_let_go(entry->lane);
+        *entry = (struct spindle_lane_entry){0};
+    }
+}
+
+static void lane_key_create(void) { pthread_key_create(&lane_key, lane_thread_exit); }
+
+static inline uint32_t lane_slot_of(uint64_t loop_id) {
+    return (uint32_t)((loop_id * 0x9E3779B97F4A7C15ull) >> 61) & (SPINDLE_LANE_TABLE_SIZE - 1);
+}
+
+spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, bool *should_open) {
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    *should_open = false;
+    if (entry->loop_id == loop_id) {
+        if (entry->lane) return entry->lane;
+        if (++entry->streak >= streak_to_open) *should_open = true;
+        return NULL;
+    }
+    // Another loop's entry (or none): this loop starts a streak there.
+    if (entry->lane) lane_let_go(entry->lane);
+    *entry = (struct spindle_lane_entry){.loop_id = loop_id, .lane = NULL, .streak = 1};
+    if (streak_to_open <= 1) *should_open = true;
+    return NULL;
+}
+
+bool spindle_lane_install(spindle_lane *lane) {
+    pthread_once(&lane_key_once, lane_key_create);
+    if (!lane_table.registered) {
+        // Any non-NULL value: the destructor runs only for those.
+        if (pthread_setspecific(lane_key, &lane_table) != 0) return false;
+        lane_table.registered = true;
+    }
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(lane->loop_id)];
+    if (entry->lane) lane_let_go(entry->lane);
+    *entry = (struct spindle_lane_entry){.loop_id = lane->loop_id, .lane = lane, .streak = 0};
+    return true;
+}
+
+void spindle_lane_forget(uint64_t loop_id) {
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    if (entry->loop_id == loop_id) *entry = (struct spindle_lane_entry){0};
+}
