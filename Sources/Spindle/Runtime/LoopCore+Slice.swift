@@ -32,7 +32,10 @@ extension LoopCore {
             // events they emitted wait in the runner's own queue, which a
             // runner going idle would not see.
             if reduced >= budget || (hasLatestInlineWorkers && !reentrant.isEmpty) { return .more }
-            if !graceDone.load(ordering: .acquiring) { return .drained(reduced: reduced) }
+            if !graceDone.load(ordering: .acquiring) {
+                if laneSet != nil { reclaimLanes() }
+                return .drained(reduced: reduced)
+            }
         }
         // The grace period is over: no emit is on its way into the queue.
         guard graceDone.load(ordering: .acquiring) else { return .drained(reduced: 0) }
