@@ -7,13 +7,17 @@
 // the thread's table of lanes, and who frees a lane.
 //
 // Plain C11 atomics (no liburcu): TSan sees every edge.
+#define _GNU_SOURCE  // syscall(2)
 #include <urcu/urcu-bp.h>
 
 #include "CSpindle.h"
 #include "spindle_internal.h"
 
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,12 +27,15 @@ struct spindle_lane_block {
     _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
 };
 
-// Two lines: the producer's (its word and cursor), then the runner's.
+// Three lines: the producer's (its BUSY word and cursor), the published
+// count (the line the runner polls), then the runner's.
 struct spindle_lane {
-    // Producer's line. `word` is the lane word (count of published slots,
-    // plus flags); the runner reads it once per batch, and CASes it to
-    // retire the lane.
-    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t word;
+    // Producer's line. `busy`: the producer's emit generation, odd while an
+    // emit is under way (plain stores: the runner reads it only after a
+    // membarrier, see spindle_lane_begin). The runner reads it at idle
+    // re-checks and at stop, never per event.
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t busy;
+    uint64_t tail_count;                    // producer only: slots published
     struct spindle_lane_block *tail_block;  // producer only
     uint32_t tail_index;                    // producer only: next slot in tail_block
     uint32_t slots_per_block;
@@ -36,6 +43,10 @@ struct spindle_lane {
     uint32_t stride;                        // bytes per slot
     _Atomic(struct spindle_lane_block *) spare;  // one drained block, handed back by the runner
     uint64_t loop_id;                       // immutable
+    // The lane word: the count of published slots (release store per
+    // publish), plus the EXITED and ORPHANED flags (fetch_or, never while
+    // an emit is under way).
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t word;
     // Runner's line.
     _Alignas(SPINDLE_CACHE_LINE) struct spindle_lane_block *head_block;  // runner only
     uint32_t head_index;                    // runner only
@@ -48,7 +59,7 @@ struct spindle_lane {
     struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
 };
 
-_Static_assert(sizeof(struct spindle_lane) == 2 * SPINDLE_CACHE_LINE, "a lane header is two lines");
+_Static_assert(sizeof(struct spindle_lane) == 3 * SPINDLE_CACHE_LINE, "a lane header is three lines");
 
 static _Atomic long live_lanes;
 
@@ -72,6 +83,7 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     if (!lane) return NULL;
     memset(lane, 0, sizeof *lane);
     atomic_init(&lane->word, 0);
+    atomic_init(&lane->busy, 0);
     atomic_init(&lane->spare, NULL);
     atomic_init(&lane->consumed, 0);
     lane->loop_id = loop_id;
@@ -117,13 +129,49 @@ uint64_t spindle_lane_loop_id(const spindle_lane *lane) { return lane->loop_id; 
 
 // MARK: Producer
 
+// The asymmetric fence (liburcu-memb's trade): producers order their BUSY
+// store before their load of `closed` with a compiler barrier only; the
+// rare side (an idle re-check, a stop) calls membarrier, which runs a full
+// barrier on every thread of the process. Without membarrier (old
+// kernels), producers issue the fence themselves.
+static bool asymmetric;
+static pthread_once_t asymmetric_once = PTHREAD_ONCE_INIT;
+
+static long sys_membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+
+static void asymmetric_init(void) {
+    long supported = sys_membarrier(MEMBARRIER_CMD_QUERY);
+    asymmetric = supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+        && sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+bool spindle_lanes_prepare(void) {
+    pthread_once(&asymmetric_once, asymmetric_init);
+    return asymmetric;
+}
+
+void spindle_lanes_heavy_fence(void) {
+    if (asymmetric) {
+        sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+    } else {
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+}
+
 uint64_t spindle_lane_begin(spindle_lane *lane) {
-    // The one locked RMW of an emit: a full barrier (LANES.md, step 1).
-    return atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_BUSY, memory_order_seq_cst);
+    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
+    atomic_store_explicit(&lane->busy, generation + 1, memory_order_relaxed);
+    if (asymmetric) {
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+    return 0;
 }
 
 void spindle_lane_abort(spindle_lane *lane) {
-    atomic_fetch_and_explicit(&lane->word, ~SPINDLE_LANE_BUSY, memory_order_release);
+    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
+    atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
 }
 
 void *spindle_lane_slot(spindle_lane *lane) {
@@ -145,13 +193,13 @@ void *spindle_lane_slot(spindle_lane *lane) {
 }
 
 void spindle_lane_publish(spindle_lane *lane, size_t count) {
-    // The producer is the only writer of the count while BUSY is set (the
-    // runner's retire CAS needs BUSY clear; EXITED and ORPHANED are not set
-    // while an emit runs), so a load and a store suffice: the new count,
-    // without BUSY (release: the slots' payloads happen-before the runner's
-    // acquire load of the word).
-    uint64_t word = atomic_load_explicit(&lane->word, memory_order_relaxed);
-    atomic_store_explicit(&lane->word, (word & SPINDLE_LANE_COUNT_MASK) + count, memory_order_release);
+    // The count first (release: the payloads happen-before the runner's
+    // acquire load), then the end of the emit (release: the count
+    // happens-before a runner that sees BUSY clear).
+    lane->tail_count += count;
+    atomic_store_explicit(&lane->word, lane->tail_count, memory_order_release);
+    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
+    atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
 }
 
 // MARK: Runner
@@ -362,15 +410,19 @@ spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index) 
     return atomic_load_explicit(&set->current, memory_order_relaxed)->lanes[index];
 }
 
-bool spindle_lane_set_looks_runnable(spindle_lane_set *set) {
+bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence) {
     if (!atomic_load_explicit(&set->current, memory_order_relaxed)) return false;
+    // After the caller's store (IDLE, or `closed` before a stop's last
+    // slice): every producer's BUSY store or publish before this point is
+    // seen below, and every later one sees the caller's store.
+    if (fence) spindle_lanes_heavy_fence();
     bool runnable = false;
     urcu_bp_read_lock();
     struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_acquire);
     for (size_t i = 0; array && i < array->count && !runnable; i++) {
         spindle_lane *lane = array->lanes[i];
-        uint64_t word = atomic_load_explicit(&lane->word, memory_order_seq_cst);
-        runnable = (word & SPINDLE_LANE_BUSY) != 0
+        uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
+        runnable = (atomic_load_explicit(&lane->busy, memory_order_acquire) & 1) != 0
             || (word & SPINDLE_LANE_COUNT_MASK) != atomic_load_explicit(&lane->consumed, memory_order_relaxed);
         SPINDLE_TSAN_RELEASE(lane);
     }
@@ -391,19 +443,11 @@ void spindle_lane_set_destroy(spindle_lane_set *set) {
 void spindle_lane_let_go(spindle_lane *lane) { lane_let_go(lane); }
 
 int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_retire) {
+    (void)idle_scans_to_retire;  // the runner no longer gives lanes back: a thread's table bounds them
     uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
     uint64_t consumed = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
-    if ((word & SPINDLE_LANE_COUNT_MASK) != consumed || (word & SPINDLE_LANE_BUSY)) {
-        lane->idle_scans = 0;
-        return SPINDLE_LANE_KEEP;
-    }
-    if (word & SPINDLE_LANE_EXITED) return SPINDLE_LANE_FREE;  // drained, let go: the runner frees it
-    if (consumed != lane->scanned_count) {
-        lane->scanned_count = consumed;
-        lane->idle_scans = 0;
-        return SPINDLE_LANE_KEEP;
-    }
-    if (++lane->idle_scans < idle_scans_to_retire) return SPINDLE_LANE_KEEP;
-    lane->published = consumed;
-    return spindle_lane_retire_consumer(lane) ? SPINDLE_LANE_GIVEN_BACK : SPINDLE_LANE_KEEP;
+    if ((word & SPINDLE_LANE_COUNT_MASK) != consumed) return SPINDLE_LANE_KEEP;
+    // EXITED is set after the thread's last emit ended: drained means done.
+    if (word & SPINDLE_LANE_EXITED) return SPINDLE_LANE_FREE;
+    return SPINDLE_LANE_KEEP;
 }

@@ -498,7 +498,13 @@ spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index);
 /// Any thread (the idle re-check): true when a lane is BUSY or holds a slot
 /// its runner has not taken. Sequentially consistent loads of the words,
 /// inside a gate section.
-bool spindle_lane_set_looks_runnable(spindle_lane_set *set);
+bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence);
+/// Registers the process for membarrier, once; true when the asymmetric
+/// fence is in use (lane emits then cost no fence). Call before the first
+/// lane is created.
+bool spindle_lanes_prepare(void);
+/// The heavy side of the asymmetric fence (membarrier), or a full fence.
+void spindle_lanes_heavy_fence(void);
 
 // MARK: - Diagnostics
 

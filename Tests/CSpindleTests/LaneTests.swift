@@ -46,30 +46,26 @@ extension CSpindleTarget {
             #expect(spindle_lane_word(lane) & SPINDLE_LANE_COUNT_MASK == UInt64(expected.count))
         }
 
-        @Test func busyIsSetBetweenBeginAndPublish() throws {
+        /// The idle re-check's view: a lane with a producer inside an emit
+        /// (BUSY) counts as work, as does a published slot not yet taken.
+        @Test func aBusyOrUnreadLaneLooksRunnable() throws {
+            _ = spindle_lanes_prepare()
             let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
-            defer { spindle_lane_destroy(lane) }
-            #expect(spindle_lane_begin(lane) & SPINDLE_LANE_BUSY == 0)
-            #expect(spindle_lane_word(lane) & SPINDLE_LANE_BUSY != 0)
-            // The runner cannot retire a lane inside an emit.
-            _ = spindle_lane_available_consumer(lane)
-            #expect(!spindle_lane_retire_consumer(lane))
+            let set = try #require(spindle_lane_set_create())
+            #expect(spindle_lane_set_add_consumer(set, lane))
+            #expect(!spindle_lane_set_looks_runnable(set, true))
+            _ = spindle_lane_begin(lane)
+            #expect(spindle_lane_set_looks_runnable(set, true))
             spindle_lane_abort(lane)
-            #expect(spindle_lane_word(lane) == 0)
-            #expect(spindle_lane_retire_consumer(lane))
-            #expect(spindle_lane_begin(lane) & SPINDLE_LANE_RETIRED != 0)
-        }
-
-        @Test func aLaneWithUnreadSlotsIsNotRetired() throws {
-            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
-            defer { spindle_lane_destroy(lane) }
-            #expect(try laneEmit(lane, 1))
-            #expect(!spindle_lane_retire_consumer(lane))  // not read yet
-            #expect(laneDrain(lane) == [1])
-            #expect(try laneEmit(lane, 2))                // published after the read
-            #expect(!spindle_lane_retire_consumer(lane))
-            #expect(laneDrain(lane) == [2])
-            #expect(spindle_lane_retire_consumer(lane))
+            #expect(!spindle_lane_set_looks_runnable(set, true))
+            #expect(try laneEmit(lane, 7))
+            #expect(spindle_lane_set_looks_runnable(set, true))
+            #expect(laneDrain(lane) == [7])
+            #expect(!spindle_lane_set_looks_runnable(set, true))
+            // The loop goes away before the lane's thread: ORPHANED, left to the thread.
+            spindle_lane_set_destroy(set)
+            #expect(spindle_lane_word(lane) & SPINDLE_LANE_ORPHANED != 0)
+            spindle_lane_destroy(lane)
         }
 
         /// Conservation and order between two threads, through many blocks

@@ -18,6 +18,12 @@ enum Lanes {
     /// Loop identities for the threads' lane tables: never reused (an
     /// address may be).
     static let nextLoopID = UnsafeAtomic<UInt64>.create(1)
+
+    /// membarrier registered (once per process) before the first lane.
+    static let prepared: Bool = {
+        _ = spindle_lanes_prepare()
+        return true
+    }()
 }
 
 extension LoopCore {
@@ -156,17 +162,20 @@ extension LoopCore {
     }
 
     /// Runner only: a lane holds an event not yet taken, or a producer is
-    /// inside an emit on one (BUSY).
+    /// inside an emit on one (BUSY). A hint (no fence): for the runner's
+    /// linger, not for a decision a lost event would follow from.
     var lanesHaveWork: Bool {
         guard let set = laneSet, spindle_lane_set_count_consumer(set) > 0 else { return false }
-        return spindle_lane_set_looks_runnable(set)
+        return spindle_lane_set_looks_runnable(set, false)
     }
 
-    /// Any thread (the re-check after going idle): as `lanesHaveWork`,
-    /// reading the set under the gate (a runner may be changing it).
+    /// Any thread (the re-check after going idle, the stop's last slice):
+    /// as `lanesHaveWork`, after the heavy side of the asymmetric fence, so
+    /// that every producer's BUSY store or publish made before the caller's
+    /// store is seen (LANES.md, "Next").
     var lanesLookRunnable: Bool {
         guard let set = laneSet else { return false }
-        return spindle_lane_set_looks_runnable(set)
+        return spindle_lane_set_looks_runnable(set, true)
     }
 
     /// At a slice's end: frees the lanes whose threads let go, once drained,

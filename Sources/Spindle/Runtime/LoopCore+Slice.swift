@@ -48,8 +48,11 @@ extension LoopCore {
         !queueLooksEmpty || observersPending || graceDone.load(ordering: .relaxed)
     }
 
+    // A hint for the runner's linger: lanes are read without the heavy
+    // fence (a membarrier per look would cost more than the linger saves).
     var runnerWork: Bool {
-        !queueIsEmpty || !reentrant.isEmpty || observersPending
+        let queued = queueTag == .lockFree ? !lockFreeQueue!.isEmpty || lanesHaveWork : !queueIsEmpty
+        return queued || !reentrant.isEmpty || observersPending
             || graceDone.load(ordering: .relaxed) || stopRequest.load(ordering: .relaxed) == .discard
     }
 

@@ -159,7 +159,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
-        laneSet = lockFree == nil ? nil : spindle_lane_set_create()
+        laneSet = lockFree == nil ? nil : Lanes.prepared ? spindle_lane_set_create() : nil
         loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
         super.init(executor: executor)
         LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
@@ -616,7 +616,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var queueIsEmpty: Bool {
         assertOnRunner()
         return switch queueTag {
-        case .lockFree: lockFreeQueue!.isEmpty && !lanesHaveWork
+        case .lockFree: lockFreeQueue!.isEmpty && !lanesLookRunnable
         case .ring: ringQueue!.isEmpty
         case .baseline: baselineQueue!.isEmpty
         }
