@@ -22,6 +22,12 @@
 #include <string.h>
 
 #define SPINDLE_LANE_TABLE_SIZE 8
+// A lane whose emits find the loop idle this often (hits within a window
+// of published events) is let go: each idle transition of a loop with
+// lanes costs the runner a membarrier, which a loop that idles after
+// nearly every event should not pay.
+#define SPINDLE_LANE_IDLE_HITS 4
+#define SPINDLE_LANE_IDLE_WINDOW 64
 
 struct spindle_lane_block {
     _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
@@ -41,21 +47,31 @@ struct spindle_lane {
     uint32_t slots_per_block;
     uint32_t payload_offset;                // first slot's offset in a block
     uint32_t stride;                        // bytes per slot
-    _Atomic(struct spindle_lane_block *) spare;  // one drained block, handed back by the runner
-    uint64_t loop_id;                       // immutable
+    struct spindle_lane_block *free_chain;  // producer only: drained blocks to reuse
     // The lane word: the count of published slots (release store per
     // publish), plus the EXITED and ORPHANED flags (fetch_or, never while
     // an emit is under way).
     _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t word;
-    // Runner's line.
-    _Alignas(SPINDLE_CACHE_LINE) struct spindle_lane_block *head_block;  // runner only
+    // Rarely touched, so they share the word's line: the loop (immutable),
+    // and the producer's count of emits that found the loop idle.
+    uint64_t loop_id;
+    uint64_t idle_window_start;             // producer only: tail_count when idle_hits began
+    uint32_t idle_hits;                     // producer only: emits that found the loop idle, in the window
+    // Drained blocks on their way back to the producer: the runner gathers
+    // them in `drained` and hands the chain over when `handed` is empty;
+    // the producer takes the whole chain when its own runs out. Blocks are
+    // kept, not freed, so a lane in steady state allocates nothing (it keeps
+    // as many blocks as its largest backlog needed, as the shared queue
+    // keeps its node slabs).
+    // Runner's line (and `handed`, which the producer reads once a block).
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic(struct spindle_lane_block *) handed;
+    struct spindle_lane_block *head_block;  // runner only
     uint32_t head_index;                    // runner only
     // Slots taken: written by the runner only (relaxed), read by a thread
     // re-checking an idle loop (which may no longer be its runner).
     _Atomic uint64_t consumed;
     uint64_t published;                     // runner only: last count read from the word
-    uint64_t scanned_count;                 // runner only: `consumed` at the last reclaim scan
-    uint32_t idle_scans;                    // runner only: scans in a row that found it idle
+    struct spindle_lane_block *drained;     // runner only: blocks not yet handed over
     struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
 };
 
@@ -84,7 +100,7 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     memset(lane, 0, sizeof *lane);
     atomic_init(&lane->word, 0);
     atomic_init(&lane->busy, 0);
-    atomic_init(&lane->spare, NULL);
+    atomic_init(&lane->handed, NULL);
     atomic_init(&lane->consumed, 0);
     lane->loop_id = loop_id;
     lane->slots_per_block = (uint32_t)slots_per_block;
@@ -108,7 +124,16 @@ void spindle_lane_destroy(spindle_lane *lane) {
         free(block);
         block = next;
     }
-    free(atomic_load_explicit(&lane->spare, memory_order_acquire));
+    struct spindle_lane_block *chains[3] = {
+        lane->free_chain, atomic_load_explicit(&lane->handed, memory_order_acquire), lane->drained};
+    for (int i = 0; i < 3; i++) {
+        block = chains[i];
+        while (block) {
+            struct spindle_lane_block *next = atomic_load_explicit(&block->next, memory_order_relaxed);
+            free(block);
+            block = next;
+        }
+    }
     free(lane);
     atomic_fetch_sub_explicit(&live_lanes, 1, memory_order_relaxed);
 }
@@ -176,8 +201,11 @@ void spindle_lane_abort(spindle_lane *lane) {
 
 void *spindle_lane_slot(spindle_lane *lane) {
     if (lane->tail_index == lane->slots_per_block) {
-        struct spindle_lane_block *next = atomic_exchange_explicit(&lane->spare, NULL, memory_order_acquire);
+        if (lane->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
+            lane->free_chain = atomic_exchange_explicit(&lane->handed, NULL, memory_order_acquire);
+        struct spindle_lane_block *next = lane->free_chain;
         if (next) {
+            lane->free_chain = atomic_load_explicit(&next->next, memory_order_relaxed);
             atomic_store_explicit(&next->next, NULL, memory_order_relaxed);
         } else {
             next = block_new(lane);
@@ -190,6 +218,18 @@ void *spindle_lane_slot(spindle_lane *lane) {
         lane->tail_index = 0;
     }
     return slot_address(lane, lane->tail_block, lane->tail_index++);
+}
+
+void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count) {
+    *count = 0;
+    if (max == 0) return NULL;
+    void *first = spindle_lane_slot(lane);  // links a block when the current one is full
+    if (first == NULL) return NULL;
+    size_t room = lane->slots_per_block - lane->tail_index + 1;  // the slot just taken, and the rest
+    size_t run = room < max ? room : max;
+    lane->tail_index += (uint32_t)(run - 1);
+    *count = run;
+    return first;
 }
 
 void spindle_lane_publish(spindle_lane *lane, size_t count) {
@@ -226,11 +266,14 @@ void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
         struct spindle_lane_block *next = atomic_load_explicit(&done->next, memory_order_relaxed);
         lane->head_block = next;
         lane->head_index = 0;
-        // Hand the drained block back to the producer (one spare), or free it.
-        struct spindle_lane_block *expected = NULL;
-        if (!atomic_compare_exchange_strong_explicit(&lane->spare, &expected, done, memory_order_release,
-                                                     memory_order_relaxed))
-            free(done);
+        // Keep the drained block for the producer; hand the chain over
+        // when the producer has taken the last one.
+        atomic_store_explicit(&done->next, lane->drained, memory_order_relaxed);
+        lane->drained = done;
+        if (atomic_load_explicit(&lane->handed, memory_order_relaxed) == NULL) {
+            atomic_store_explicit(&lane->handed, lane->drained, memory_order_release);
+            lane->drained = NULL;
+        }
     }
     size_t in_block = lane->slots_per_block - lane->head_index;
     size_t run = waiting < in_block ? (size_t)waiting : in_block;
@@ -240,8 +283,10 @@ void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
 
 void spindle_lane_consumed(spindle_lane *lane, size_t count) {
     lane->head_index += (uint32_t)count;
+    // Release: a producer that sees its lane drained (spindle_lane_drained)
+    // sees these events reduced.
     atomic_store_explicit(&lane->consumed, atomic_load_explicit(&lane->consumed, memory_order_relaxed) + count,
-                          memory_order_relaxed);
+                          memory_order_release);
 }
 
 void *spindle_lane_next_consumer(spindle_lane *lane) {
@@ -317,8 +362,14 @@ spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, boo
         if (++entry->streak >= streak_to_open) *should_open = true;
         return NULL;
     }
-    // Another loop's entry (or none): this loop starts a streak there.
-    if (entry->lane) lane_let_go(entry->lane);
+    // Another loop's entry (or none): this loop starts a streak there. A
+    // lane still holding events stays: letting it go now would let this
+    // thread's next emits into that loop (through its shared queue) pass
+    // them. This loop then goes without a streak until the lane drains.
+    if (entry->lane) {
+        if (!spindle_lane_drained(entry->lane)) return NULL;
+        lane_let_go(entry->lane);
+    }
     *entry = (struct spindle_lane_entry){.loop_id = loop_id, .lane = NULL, .streak = 1};
     if (streak_to_open <= 1) *should_open = true;
     return NULL;
@@ -450,4 +501,22 @@ int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_ret
     // EXITED is set after the thread's last emit ended: drained means done.
     if (word & SPINDLE_LANE_EXITED) return SPINDLE_LANE_FREE;
     return SPINDLE_LANE_KEEP;
+}
+
+bool spindle_lane_drained(spindle_lane *lane) {
+    return atomic_load_explicit(&lane->consumed, memory_order_acquire) == lane->tail_count;
+}
+
+bool spindle_lane_note_idle(spindle_lane *lane) {
+    if (lane->tail_count - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
+        lane->idle_window_start = lane->tail_count;
+        lane->idle_hits = 0;
+    }
+    if (lane->idle_hits < SPINDLE_LANE_IDLE_HITS) lane->idle_hits++;
+    return lane->idle_hits >= SPINDLE_LANE_IDLE_HITS && spindle_lane_drained(lane);
+}
+
+void spindle_lane_reset_streak(uint64_t loop_id) {
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    if (entry->loop_id == loop_id && entry->lane == NULL) entry->streak = 0;
 }

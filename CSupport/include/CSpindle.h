@@ -425,6 +425,11 @@ void spindle_lane_abort(spindle_lane *lane);
 /// the runner handed back, or a new one). NULL on exhaustion: publish what
 /// was written (or abort when nothing was).
 void *spindle_lane_slot(spindle_lane *lane);
+/// Producer, between begin and publish: up to `max` next slots that lie
+/// next to each other (`round_up(payload_size, payload_align)` apart), the
+/// first's address returned and their number in `*count` (0 and NULL on
+/// exhaustion or when `max` is 0). Call again for the rest of a batch.
+void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count);
 /// Producer: publishes the `count` slots taken since begin and clears BUSY
 /// (one release store). `count` may be 0.
 void spindle_lane_publish(spindle_lane *lane, size_t count);
@@ -477,6 +482,19 @@ spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, boo
 /// registers the thread-exit hook that lets its lanes go. False if the hook
 /// cannot be registered (then the caller destroys the lane).
 bool spindle_lane_install(spindle_lane *lane);
+/// Producer: every event it published has been reduced (the runner's
+/// count, acquire), so its next emits may go through the shared queue
+/// without passing them.
+bool spindle_lane_drained(spindle_lane *lane);
+/// Producer, after an emit on `lane` whose wake-up found the loop idle:
+/// true when that happened often enough lately (4 times within 64 emits)
+/// and the lane is drained, so that it should be let go now
+/// (`spindle_lane_forget`, then `spindle_lane_let_go`): a loop that idles
+/// between emits is better served by the shared queue.
+bool spindle_lane_note_idle(spindle_lane *lane);
+/// The calling thread's emit through the shared queue found the loop idle:
+/// its streak towards a lane starts again. Thread-local.
+void spindle_lane_reset_streak(uint64_t loop_id);
 /// Drops the calling thread's entry for `loop_id` without touching its lane
 /// (which the caller frees or has given away).
 void spindle_lane_forget(uint64_t loop_id);

@@ -46,6 +46,31 @@ extension CSpindleTarget {
             #expect(spindle_lane_word(lane) & SPINDLE_LANE_COUNT_MASK == UInt64(expected.count))
         }
 
+        /// Batches: runs of adjacent slots across block boundaries, one
+        /// publish per batch, read back in order.
+        @Test func batchesComeOutInOrderAcrossBlocks() throws {
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            defer { spindle_lane_destroy(lane) }
+            var next = 0
+            var seen: [Int] = []
+            for size in [1, 3, 4, 5, 9, 0, 2, 17] {
+                _ = spindle_lane_begin(lane)
+                var written = 0
+                var count = 0
+                while written < size, let slots = spindle_lane_slots(lane, size - written, &count) {
+                    for offset in 0..<count {
+                        (slots + offset * 8).storeBytes(of: next, as: Int.self)
+                        next += 1
+                    }
+                    written += count
+                }
+                #expect(written == size)
+                spindle_lane_publish(lane, written)
+                seen += laneDrain(lane)
+            }
+            #expect(seen == Array(0..<next))
+        }
+
         /// The idle re-check's view: a lane with a producer inside an emit
         /// (BUSY) counts as work, as does a published slot not yet taken.
         @Test func aBusyOrUnreadLaneLooksRunnable() throws {

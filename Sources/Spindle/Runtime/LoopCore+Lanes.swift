@@ -53,7 +53,13 @@ extension LoopCore {
         spindle_lane_publish(lane, 1)
         // May read the scheduling state before the publish is visible: the
         // runner's re-check counts BUSY lanes (LANES.md, the idle edge).
-        wake()
+        if wake(), spindle_lane_note_idle(lane) {
+            // The loop idles between this thread's emits (each idle
+            // transition costs its runner a membarrier), and every event of
+            // the lane is reduced: back to the shared queue, in order.
+            spindle_lane_forget(loopID)
+            spindle_lane_let_go(lane)
+        }
         if let hub { acceptedOnLane(event, hub: hub) }
         return .accepted
     }
@@ -71,10 +77,12 @@ extension LoopCore {
             return nil  // the shared path counts the rejection
         }
         var written = 0
-        for event in events {
-            guard let slot = spindle_lane_slot(lane) else { break }
-            slot.assumingMemoryBound(to: Event.self).initialize(to: event)
-            written += 1
+        var count = 0
+        while written < events.count,
+              let slots = spindle_lane_slots(lane, events.count - written, &count) {
+            slots.assumingMemoryBound(to: Event.self)
+                .initialize(from: events.baseAddress! + written, count: count)
+            written += count
         }
         spindle_lane_publish(lane, written)
         if written > 0 { wake() }

@@ -563,7 +563,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             lockFreeQueue!.tryEnqueue(event)
             // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
             // before `wake` reads the scheduling state (the Dekker pair).
-            wake()
+            // A loop found idle is not streaming: no lane for this thread yet.
+            if wake() { spindle_lane_reset_streak(loopID) }
             return true
         case .ring:
             guard ringQueue!.tryEnqueue(event) else { return false }
