@@ -31,7 +31,13 @@
 
 struct spindle_lane_block {
     _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
+    uint32_t capacity;                          // slots; immutable
 };
+
+// New blocks double in size up to this many slots, so that a lane whose
+// backlog grows allocates a logarithmic number of times (as the shared
+// queue's slabs do), and keeps them.
+#define SPINDLE_LANE_MAX_BLOCK_SLOTS 4096u
 
 // Three lines: the producer's (its BUSY word and cursor), the published
 // count (the line the runner polls), then the runner's.
@@ -44,7 +50,7 @@ struct spindle_lane {
     uint64_t tail_count;                    // producer only: slots published
     struct spindle_lane_block *tail_block;  // producer only
     uint32_t tail_index;                    // producer only: next slot in tail_block
-    uint32_t slots_per_block;
+    uint32_t next_capacity;                 // producer only: the next new block's slots
     uint32_t payload_offset;                // first slot's offset in a block
     uint32_t stride;                        // bytes per slot
     struct spindle_lane_block *free_chain;  // producer only: drained blocks to reuse
@@ -79,10 +85,13 @@ _Static_assert(sizeof(struct spindle_lane) == 3 * SPINDLE_CACHE_LINE, "a lane he
 
 static _Atomic long live_lanes;
 
-static struct spindle_lane_block *block_new(const struct spindle_lane *lane) {
-    size_t bytes = (size_t)lane->payload_offset + (size_t)lane->stride * lane->slots_per_block;
+static struct spindle_lane_block *block_new(const struct spindle_lane *lane, uint32_t capacity) {
+    size_t bytes = (size_t)lane->payload_offset + (size_t)lane->stride * capacity;
     struct spindle_lane_block *block = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(bytes, SPINDLE_CACHE_LINE));
-    if (block) atomic_init(&block->next, NULL);
+    if (block) {
+        atomic_init(&block->next, NULL);
+        block->capacity = capacity;
+    }
     return block;
 }
 
@@ -103,10 +112,11 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     atomic_init(&lane->handed, NULL);
     atomic_init(&lane->consumed, 0);
     lane->loop_id = loop_id;
-    lane->slots_per_block = (uint32_t)slots_per_block;
+    if (slots_per_block > SPINDLE_LANE_MAX_BLOCK_SLOTS) slots_per_block = SPINDLE_LANE_MAX_BLOCK_SLOTS;
+    lane->next_capacity = (uint32_t)slots_per_block;
     lane->payload_offset = (uint32_t)spindle_round_up(sizeof(struct spindle_lane_block), payload_align);
     lane->stride = (uint32_t)spindle_round_up(payload_size ? payload_size : 1, payload_align);
-    struct spindle_lane_block *first = block_new(lane);
+    struct spindle_lane_block *first = block_new(lane, lane->next_capacity);
     if (!first) {
         free(lane);
         return NULL;
@@ -146,7 +156,14 @@ static void lane_destroy_rcu(struct rcu_head *head) {
     spindle_lane_destroy(lane);
 }
 
-void spindle_lane_destroy_deferred(spindle_lane *lane) { urcu_bp_call_rcu(&lane->rcu, lane_destroy_rcu); }
+void spindle_lane_destroy_deferred(spindle_lane *lane) {
+    // The caller's last accesses (and, through the atomics that made it the
+    // one to free the lane, every other thread's) happen-before the free;
+    // TSan cannot see call_rcu's queue, so say so (acquired in
+    // lane_destroy_rcu).
+    SPINDLE_TSAN_RELEASE(lane);
+    urcu_bp_call_rcu(&lane->rcu, lane_destroy_rcu);
+}
 
 long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_order_relaxed); }
 
@@ -200,7 +217,7 @@ void spindle_lane_abort(spindle_lane *lane) {
 }
 
 void *spindle_lane_slot(spindle_lane *lane) {
-    if (lane->tail_index == lane->slots_per_block) {
+    if (lane->tail_index == lane->tail_block->capacity) {
         if (lane->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
             lane->free_chain = atomic_exchange_explicit(&lane->handed, NULL, memory_order_acquire);
         struct spindle_lane_block *next = lane->free_chain;
@@ -208,7 +225,8 @@ void *spindle_lane_slot(spindle_lane *lane) {
             lane->free_chain = atomic_load_explicit(&next->next, memory_order_relaxed);
             atomic_store_explicit(&next->next, NULL, memory_order_relaxed);
         } else {
-            next = block_new(lane);
+            if (lane->next_capacity < SPINDLE_LANE_MAX_BLOCK_SLOTS) lane->next_capacity *= 2;
+            next = block_new(lane, lane->next_capacity);
             if (!next) return NULL;
         }
         // Linked before any slot in it is published (the publish is a
@@ -225,7 +243,7 @@ void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count) {
     if (max == 0) return NULL;
     void *first = spindle_lane_slot(lane);  // links a block when the current one is full
     if (first == NULL) return NULL;
-    size_t room = lane->slots_per_block - lane->tail_index + 1;  // the slot just taken, and the rest
+    size_t room = lane->tail_block->capacity - lane->tail_index + 1;  // the slot just taken, and the rest
     size_t run = room < max ? room : max;
     lane->tail_index += (uint32_t)(run - 1);
     *count = run;
@@ -261,7 +279,7 @@ void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
         *count = 0;
         return NULL;
     }
-    if (lane->head_index == lane->slots_per_block) {
+    if (lane->head_index == lane->head_block->capacity) {
         struct spindle_lane_block *done = lane->head_block;
         struct spindle_lane_block *next = atomic_load_explicit(&done->next, memory_order_relaxed);
         lane->head_block = next;
@@ -275,7 +293,7 @@ void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
             lane->drained = NULL;
         }
     }
-    size_t in_block = lane->slots_per_block - lane->head_index;
+    size_t in_block = lane->head_block->capacity - lane->head_index;
     size_t run = waiting < in_block ? (size_t)waiting : in_block;
     *count = run < max ? run : max;
     return slot_address(lane, lane->head_block, lane->head_index);
@@ -423,7 +441,10 @@ static void lane_array_free_rcu(struct rcu_head *head) {
 
 static bool lane_set_publish(spindle_lane_set *set, struct spindle_lane_array *next) {
     struct spindle_lane_array *old = atomic_exchange_explicit(&set->current, next, memory_order_acq_rel);
-    if (old) urcu_bp_call_rcu(&old->rcu, lane_array_free_rcu);
+    if (old) {
+        SPINDLE_TSAN_RELEASE(old);  // see spindle_lane_destroy_deferred
+        urcu_bp_call_rcu(&old->rcu, lane_array_free_rcu);
+    }
     return true;
 }
 
@@ -486,6 +507,7 @@ void spindle_lane_set_destroy(spindle_lane_set *set) {
     struct spindle_lane_array *array = atomic_exchange_explicit(&set->current, NULL, memory_order_acq_rel);
     if (array) {
         for (size_t i = 0; i < array->count; i++) spindle_lane_release_loop(array->lanes[i]);
+        SPINDLE_TSAN_RELEASE(array);
         urcu_bp_call_rcu(&array->rcu, lane_array_free_rcu);
     }
     free(set);

@@ -1,130 +1,136 @@
 /*
- * lanes.pml: a Promela model of per-producer lanes (LANES.md, beside this
- * file), the emit path issue 12 asks for: a hot producer thread gets a
- * single-producer lane of its own, so its emit is a store and one locked
- * RMW on a line no other thread writes, instead of an exchange on the shared
- * queue's tail. By hand:
+ * lanes.pml: per-producer lanes without a locked instruction on the emit
+ * path (LANES.md, "v2, as built on the branch"). By hand:
  *
  *   spin -a lanes.pml
- *   gcc -O2 -DSAFETY -DNOCLAIM -DCOLLAPSE -o pan pan.c && ./pan -m20000 -w26
- *   gcc -O2 -DNP -DNOCLAIM -DCOLLAPSE -o pan pan.c && ./pan -l -f   (cycles, weak fairness)
+ *   gcc -O2 -DSAFETY -DNOCLAIM -DCOLLAPSE -o pan pan.c && ./pan -m40000 -w26
  *
- * What it adds to loop-scheduling.pml (whose rows T1-T9 it keeps):
+ * A lane emit is plain stores, so the model gives every producer a store
+ * buffer (x86-TSO): its stores to shared memory (BUSY, the published
+ * count) wait in a FIFO and reach memory at a step of their own; its loads
+ * of other variables (`closed`, `sched`) read memory and may so pass its
+ * own earlier stores. A locked instruction (the shared queue's exchange,
+ * the CAS in wake(), the fetch_or that lets a lane go) drains the buffer
+ * first. The runner's membarrier drains every producer's buffer (each CPU
+ * runs a full barrier). The runner's own stores are sequentially
+ * consistent (its IDLE store is an exchange).
  *
- *   - Per-producer order across paths. A producer's first emits go through
- *     the shared MPSC queue (inside the gate, as today). When it opens a
- *     lane it enqueues a marker, OPEN(p), on the shared queue, in the gate;
- *     the runner reads lane p only after it reduced the marker, so every
- *     event p sent through the shared queue before comes first.
- *   - The lane word: the lane's tail with two flags, BUSY (a producer is
- *     inside an emit) and RETIRED (the runner gave the lane back). A lane
- *     emit: fetch_or(BUSY) (the one locked RMW: a full barrier); if RETIRED,
- *     the lane is the producer's again: it frees it and emits through the
- *     shared queue; else load `closed` (.stopped: clear BUSY); else write
- *     the slot and store tail + 1 without BUSY (release), then wake().
- *   - The idle edge. The producer's store of the new tail is a plain store,
- *     so (x86-TSO, ARM) its later load of `sched` may be ordered before it:
- *     the model lets the load happen on either side of the store. The
- *     runner's re-check after store(IDLE) counts a lane as runnable when it
- *     holds an event *or BUSY is set*: the fetch_or and the IDLE store are
- *     both locked/seq_cst, so one of them sees the other (a producer that
- *     set BUSY before the IDLE store is seen by the re-check; one that set
- *     it after sees IDLE when it loads `sched`).
- *   - Stop. The lane path has no gate: `closed` is checked after the
- *     fetch_or. T8 (finish) waits until no lane is BUSY, then drains the
- *     shared queue (reducing markers as it goes) and every active lane.
- *   - Reclamation. The runner may retire a lane that is drained and not
- *     BUSY (a CAS on the lane word); from then on only the producer may
- *     touch it. A producer thread that exits sets EXITED; the runner frees
- *     an EXITED lane once it is drained.
+ * One loop; NP producers emit K events each; one runner (two runners are
+ * loop-scheduling.pml's subject); a stop racing the emits, or none. Each
+ * producer may open one lane (after any shared-queue emit) and may let it go
+ * (only when drained: its thread's table slot is wanted, or the loop idled
+ * too often), then goes on through the shared queue.
  *
- * Switches (spin -DNAME or -DNAME=value):
- *   NP, NR, K, BUDGET       producers, runners, events per producer, events
- *                           per slice (defaults 2, 2, 3, 1)
- *   STOP=0                  no stop (smaller)
- *   BROKEN_NO_MARKER        a lane is active as soon as the producer opens
- *                           it: must fail P2 (per-producer order)
- *   BROKEN_IGNORE_BUSY      the idle re-check reads only the lanes' tails:
- *                           must fail P4 (lost wake-up)
- *   BROKEN_RETIRE_BUSY      the runner retires a lane without checking
- *                           BUSY: must fail P3 (an accepted event lost)
- *   BROKEN_FINISH_BUSY      T8 does not wait for BUSY lanes: must fail P3
+ * Switches:
+ *   NP, K                   producers, events each (2, 2)
+ *   STOP=0                  no stop
+ *   BROKEN_NO_MEMBARRIER    the re-check and the stop's last check skip the
+ *                           membarrier: must fail (lost wake-up or event)
+ *   BROKEN_LETGO_UNDRAINED  a producer lets its lane go without waiting for
+ *                           it to drain: must fail per-producer order
  *
- * Properties:
- *   P1 never two runners       assert(runners <= 1) on entry to RUNNING
- *   P2 per-producer order      assert(s == nextSeq[p]) on every reduce,
- *                              whichever path the event took
- *   P3 nothing accepted lost   at the end: accepted == reduced, every queue
- *                              and active lane empty
- *   P4 no lost wake-up         at the end: !(runnable && sched == IDLE)
- *   P5 stop terminates         at the end: closed -> FINISHED
- *   P6 lane ownership          the runner never reads a lane it retired or
- *                              freed, a producer never writes a lane the
- *                              runner freed, and each lane is freed once
- *   P7 no livelock             no non-progress cycle under weak fairness
- *                              (a runner may wait for a BUSY producer, which
- *                              is always able to move on)
+ * Properties: per-producer order across shared queue, marker and lane
+ * (assert on every reduce); at the end nothing accepted is lost, the loop is
+ * not idle while runnable, a stop has finished it, every lane EXITED by its
+ * producer was freed by the runner at most once.
  */
 
 #ifndef NP
 #define NP 2
 #endif
-#ifndef NR
-#define NR 2
-#endif
 #ifndef K
-#define K 3
-#endif
-#ifndef BUDGET
-#define BUDGET 1
+#define K 2
 #endif
 #ifndef STOP
 #define STOP 1
 #endif
 
-#define READY_CAP 4
-#define LOOP 0
-#define OPEN 255            /* the marker's "sequence number" */
-
+#define OPEN 255
 #define IDLE      0
 #define SCHEDULED 1
 #define RUNNING   2
 #define FINISHED  3
 
-/* ---- shared ---- */
+/* store-buffer entries: (what, value) */
+#define ST_BUSY  1      /* busy[i] = value */
+#define ST_PUB   2      /* publish: lane[i] ! value (the count store, with the slot) */
+
 byte sched = IDLE;
-chan queue = [NP * (K + 1)] of { byte, byte };   /* shared MPSC queue: (producer, seq or OPEN) */
-chan ready = [READY_CAP] of { byte };
+chan queue = [NP * (K + 1)] of { byte, byte };
+chan ready = [2] of { byte };
 bool closed = false;
 bool graceDone = false;
 bool inSection[NP];
 
-/* the lanes, one per producer (a reopened lane is a new lane: the old one
- * is empty and owned by nobody but the producer when it is reopened) */
-chan lane[NP] = [K] of { byte };     /* published slots: the tail is len() */
-bool busy[NP];                       /* lane word: BUSY */
-bool retired[NP];                    /* lane word: RETIRED (runner -> producer) */
-bool exited[NP];                     /* lane word: EXITED (producer thread ended) */
-bool reading[NP];                     /* runner only: marker seen, lane being read */
+chan lane[NP] = [K] of { byte };     /* what the runner can see: published slots */
+bool busy[NP];                       /* in memory */
+bool exited[NP];
+bool reading[NP];                    /* runner only */
+chan sb[NP] = [3] of { byte, byte }; /* each producer's store buffer */
 
-/* ---- ghost ---- */
+/* ghost */
 byte accepted = 0;
 byte reduced = 0;
 byte nextSeq[NP];
-byte runners = 0;
-byte freed[NP];                      /* times lane p (this generation) was freed */
-bool producerOwns[NP];               /* the producer holds its lane (for P6) */
+byte freed[NP];
+byte consumedBy[NP];                 /* lane events the runner has reduced (its count, release) */
+byte publishedBy[NP];                /* lane events the producer has published (its own count) */
 
+#define laneCount() (reading[0] + reading[1])
 #define LANE_RUNNABLE(i) (reading[i] && (len(lane[i]) > 0 || busy[i]))
-#define RUNNABLE (len(queue) > 0 || (graceDone && sched != FINISHED) \
-                  || LANE_RUNNABLE(0) || (NP > 1 && LANE_RUNNABLE(1)))
+#define RUNNABLE (len(queue) > 0 || (graceDone && sched != FINISHED) || LANE_RUNNABLE(0) || LANE_RUNNABLE(1))
 
-inline wake() {
+/* apply producer p's oldest buffered store */
+inline applyOne(p) {
+    sb[p] ? what, val;
+    if
+    :: what == ST_BUSY -> busy[p] = val
+    :: what == ST_PUB -> lane[p] ! val
+    fi;
+    what = 0; val = 0
+}
+
+/* a locked instruction of producer i: its buffer drains first */
+inline drainOwn() {
+    do
+    :: len(sb[i]) > 0 -> applyOne(i)
+    :: else -> break
+    od
+}
+
+/* membarrier: every producer's buffer drains */
+inline membarrier() {
+    d_step {
+        j = 0;
+        do
+        :: j < NP ->
+            do
+            :: len(sb[j]) > 0 -> applyOne(j)
+            :: else -> break
+            od;
+            j++
+        :: else -> j = 0; break
+        od
+    }
+}
+
+/* a plain store of producer i: into its buffer (a full buffer first lets
+ * its oldest store reach memory, as a stalled store buffer does) */
+inline bufferStore(w, v) {
+    if
+    :: d_step { len(sb[i]) == 3 -> applyOne(i) }
+    :: else
+    fi;
+    sb[i] ! w, v
+}
+
+inline wakeFrom() {     /* wake() by producer i: load, then CAS (locked: drains first) */
     if
     :: sched == IDLE ->
         d_step {
+            drainOwn();
             if
-            :: sched == IDLE -> sched = SCHEDULED; ready ! LOOP
+            :: sched == IDLE -> sched = SCHEDULED; ready ! 0
             :: else
             fi
         }
@@ -132,33 +138,23 @@ inline wake() {
     fi
 }
 
-/* the runner's runnable check: one load per word */
-inline loadRunnable(r) {
-    r = (len(queue) > 0);
-    r = (r || graceDone);
-    j = 0;
-    do
-    :: j < NP ->
-#ifdef BROKEN_IGNORE_BUSY
-        r = (r || (reading[j] && len(lane[j]) > 0));
-#else
-        r = (r || LANE_RUNNABLE(j));      /* one load of lane j's word: tail and BUSY */
-#endif
-        j++
-    :: else -> j = 0; break
-    od
+inline wakeRunner() {
+    if
+    :: sched == IDLE ->
+        d_step { if :: sched == IDLE -> sched = SCHEDULED; ready ! 0 :: else fi }
+    :: else
+    fi
 }
 
-/* a shared-queue emit inside the gate (as loop-scheduling.pml's Producer):
- * enqueues (p, what) unless closed; sets ok */
-inline sharedEmit(what, ok) {
+inline sharedEmit(what2, ok) {
     inSection[i] = true;
     if
     :: closed -> inSection[i] = false; ok = false
     :: else ->
         d_step {
-            queue ! i, what;
-            if :: what != OPEN -> accepted++ :: else fi;
+            drainOwn();             /* the enqueue is an exchange */
+            queue ! i, what2;
+            if :: what2 != OPEN -> accepted++ :: else fi;
             inSection[i] = false
         };
         ok = true
@@ -166,77 +162,56 @@ inline sharedEmit(what, ok) {
 }
 
 proctype Producer(byte i) {
-    byte seq = 0;
-    bool haveLane = false;
-    bool wasRetired, ok, sawIdle;
+    byte seq = 0, what, val;
+    bool haveLane = false, hadLane = false, ok, sawIdle;
     do
-    :: seq < K ->
+    :: d_step { len(sb[i]) > 0 -> applyOne(i) }     /* the store buffer drains on its own, any time */
+    :: seq < K && haveLane ->
+        bufferStore(ST_BUSY, 1);                      /* store BUSY (buffered) */
         if
-        :: haveLane ->
-            d_step { assert(freed[i] == 0); wasRetired = retired[i]; busy[i] = true };   /* fetch_or(BUSY) */
-            if
-            :: wasRetired ->
-                /* the runner gave the lane back: it is ours alone; free it, go on through the shared queue */
-                d_step { busy[i] = false; retired[i] = false; producerOwns[i] = false; haveLane = false };
-                goto shared
-            :: else
-            fi;
-            if
-            :: closed -> busy[i] = false; break                  /* .stopped; every later emit sees closed */
-            :: else
-            fi;
-            /* write the slot, store tail + 1 without BUSY (release), load sched:
-             * the load may be ordered before the store (TSO / ARM) */
-            if
-            :: d_step { lane[i] ! seq; accepted++; busy[i] = false };
-               sawIdle = (sched == IDLE)
-            :: sawIdle = (sched == IDLE);
-               d_step { lane[i] ! seq; accepted++; busy[i] = false }
-            fi;
-            if
-            :: sawIdle -> sawIdle = false; wake()
-            :: else
-            fi;
-            seq++
-        :: else ->
-shared:
-            sharedEmit(seq, ok);
-            if
-            :: !ok -> break
-            :: else
-            fi;
-            wake();
-            seq++;
-            /* open a lane (here or never): marker first, through the gate */
-            if
-            :: seq < K && !haveLane ->
-                d_step { retired[i] = false; exited[i] = false; freed[i] = 0; producerOwns[i] = true };
-#ifdef BROKEN_NO_MARKER
-                reading[i] = true;           /* BROKEN: readable before the marker */
-                haveLane = true
+        :: closed -> bufferStore(ST_BUSY, 0); break   /* .stopped */
+        :: else
+        fi;
+        bufferStore(ST_PUB, seq);                     /* slot + count store (buffered) */
+        d_step { accepted++; publishedBy[i]++ };
+        bufferStore(ST_BUSY, 0);                      /* end of the emit (buffered) */
+        sawIdle = (sched == IDLE);                    /* may pass the stores above */
+        if
+        :: sawIdle -> sawIdle = false; wakeFrom()
+        :: else
+        fi;
+        seq++
+    /* let the lane go (table slot wanted, or the loop idles too often),
+     * only once drained: the runner's count (acquire) */
+#ifdef BROKEN_LETGO_UNDRAINED
+    :: seq < K && haveLane ->
 #else
-                sharedEmit(OPEN, ok);
-                if
-                :: ok -> haveLane = true; wake()
-                :: else -> producerOwns[i] = false; break
-                fi
+    :: seq < K && haveLane && consumedBy[i] == publishedBy[i] ->
 #endif
-            :: true
-            fi
+        d_step { drainOwn(); exited[i] = true; haveLane = false }   /* fetch_or(EXITED) */
+    :: seq < K && !haveLane ->
+        sharedEmit(seq, ok);
+        if
+        :: !ok -> break
+        :: else
+        fi;
+        wakeFrom();
+        seq++
+    :: seq < K && !haveLane && !hadLane ->
+        /* open the lane (the code: after a streak of shared-queue emits) */
+        sharedEmit(OPEN, ok);
+        if
+        :: ok -> haveLane = true; hadLane = true; wakeFrom()
+        :: else -> break
         fi
-    :: else -> break
+    :: seq == K -> break
     od;
-    /* thread exit: fetch_or(EXITED); a RETIRED lane is freed by the producer */
-    if
-    :: haveLane ->
-        d_step {
-            if
-            :: retired[i] -> producerOwns[i] = false
-            :: else -> exited[i] = true
-            fi
-        }
-    :: else
-    fi
+    /* thread exit: the lane is let go (fetch_or: drains the buffer first) */
+    skip;   /* (a break may not jump straight into a d_step) */
+    d_step {
+        drainOwn();
+        if :: haveLane -> exited[i] = true :: else fi
+    }
 }
 
 proctype Grace() {
@@ -246,84 +221,61 @@ proctype Grace() {
     :: else -> break
     od;
     graceDone = true;
-    wake()
+    wakeRunner()
 }
 
 proctype Stop() {
     atomic { closed = true; run Grace() }
 }
 
-/* take one item: from the shared queue (a marker activates its lane) or
- * from an active lane; any choice among those available (the code's order
- * is one of them) */
 inline takeOne(took) {
     took = false;
     if
     :: atomic { len(queue) > 0 ->
            queue ? p, s;
            if
-           :: s == OPEN -> assert(!reading[p]); reading[p] = true
+           :: s == OPEN -> reading[p] = true
            :: else -> assert(s == nextSeq[p]); nextSeq[p]++; reduced++
            fi;
            took = true; p = 0; s = 0 }
     :: atomic { reading[0] && len(lane[0]) > 0 ->
-           assert(freed[0] == 0 && !retired[0]);
-           lane[0] ? s; assert(s == nextSeq[0]); nextSeq[0]++; reduced++; took = true; s = 0 }
+           assert(freed[0] == 0);
+           lane[0] ? s; assert(s == nextSeq[0]); nextSeq[0]++; reduced++; consumedBy[0]++; took = true; s = 0 }
     :: atomic { NP > 1 && reading[1] && len(lane[1]) > 0 ->
-           assert(freed[1] == 0 && !retired[1]);
-           lane[1] ? s; assert(s == nextSeq[1]); nextSeq[1]++; reduced++; took = true; s = 0 }
+           assert(freed[1] == 0);
+           lane[1] ? s; assert(s == nextSeq[1]); nextSeq[1]++; reduced++; consumedBy[1]++; took = true; s = 0 }
     :: else
     fi
 }
 
-/* reclamation, at a slice's end: retire a drained lane (CAS on the lane
- * word: tail == head, no flag -> RETIRED), or free a drained EXITED one */
-inline reclaim() {
+inline loadRunnable(r) {
+#ifndef BROKEN_NO_MEMBARRIER
+    if :: laneCount() > 0 -> membarrier() :: else fi;
+#endif
+    r = (len(queue) > 0);
+    r = (r || graceDone);
     j = 0;
     do
-    :: j < NP ->
-        if
-        :: d_step {
-#ifdef BROKEN_RETIRE_BUSY
-               reading[j] && !exited[j] && len(lane[j]) == 0 ->
-#else
-               reading[j] && !busy[j] && !exited[j] && len(lane[j]) == 0 ->
-#endif
-               retired[j] = true; reading[j] = false }
-        :: d_step { reading[j] && exited[j] && !busy[j] && len(lane[j]) == 0 ->
-               assert(freed[j] == 0); freed[j]++; reading[j] = false }
-        :: true
-        fi;
-        j++
+    :: j < NP -> r = (r || LANE_RUNNABLE(j)); j++
     :: else -> j = 0; break
     od
 }
 
-proctype Runner(byte id) {
-    byte p, s, j;
-    byte budget;
+
+proctype Runner() {
+    byte p, s, j, what, val;
     bool r = false, took = false;
 end:
     do
     :: ready ? _ ->
-        d_step { runners++; assert(runners <= 1); assert(sched == SCHEDULED); sched = RUNNING };
-        budget = 0;
-        do
-        :: budget < BUDGET ->
-            takeOne(took);
-            if
-            :: took -> took = false; budget++
-            :: else -> break
-            fi
-        :: else -> break
-        od;
+        d_step { assert(sched == SCHEDULED); sched = RUNNING };
+        takeOne(took);
         if
         :: graceDone ->
-            /* T8: wait until no lane is BUSY (a producer inside an emit that
-             * missed `closed` is about to publish), then drain everything */
-#ifndef BROKEN_FINISH_BUSY
-            (!busy[0] && (NP < 2 || !busy[1]));
-#endif
+            /* the stop's last slice (the code's order: the slice drains
+             * the shared queue, whose markers name every lane, since no
+             * marker can come after the grace period; then the emptiness
+             * check: membarrier, BUSY lanes are work; then the lanes) */
             atomic {
                 do
                 :: len(queue) > 0 ->
@@ -333,23 +285,46 @@ end:
                     :: else -> assert(s == nextSeq[p]); nextSeq[p]++; reduced++
                     fi;
                     p = 0; s = 0
-                :: reading[0] && len(lane[0]) > 0 -> lane[0] ? s; assert(s == nextSeq[0]); nextSeq[0]++; reduced++; s = 0
-                :: NP > 1 && reading[1] && len(lane[1]) > 0 -> lane[1] ? s; assert(s == nextSeq[1]); nextSeq[1]++; reduced++; s = 0
                 :: else -> break
+                od
+            };
+#ifndef BROKEN_NO_MEMBARRIER
+            membarrier();
+#endif
+            (!(reading[0] && busy[0]) && !(NP > 1 && reading[1] && busy[1]));
+            atomic {
+                do
+                :: reading[0] && len(lane[0]) > 0 ->
+                    lane[0] ? s; assert(s == nextSeq[0]); nextSeq[0]++; reduced++; consumedBy[0]++; s = 0
+                :: NP > 1 && reading[1] && len(lane[1]) > 0 ->
+                    lane[1] ? s; assert(s == nextSeq[1]); nextSeq[1]++; reduced++; consumedBy[1]++; s = 0
+                :: !(reading[0] && len(lane[0]) > 0) && !(NP > 1 && reading[1] && len(lane[1]) > 0) -> break
                 od;
-                sched = FINISHED; runners--; budget = 0
+                sched = FINISHED; took = false
             }
         :: else ->
-            reclaim();
+            /* reclaim: free drained EXITED lanes */
+            d_step {
+                j = 0;
+                do
+                :: j < NP ->
+                    if
+                    :: reading[j] && exited[j] && !busy[j] && len(lane[j]) == 0 ->
+                        assert(freed[j] == 0); freed[j]++; reading[j] = false
+                    :: else
+                    fi;
+                    j++
+                :: else -> j = 0; break
+                od
+            };
             loadRunnable(r);
             if
-            :: budget == BUDGET && r ->
-                d_step { sched = SCHEDULED; runners--; r = false; budget = 0; ready ! LOOP }
+            :: took && r -> d_step { sched = SCHEDULED; r = false; took = false; ready ! 0 }
             :: else ->
-                d_step { sched = IDLE; runners--; r = false; budget = 0 };
+                d_step { sched = IDLE; r = false; took = false };
                 loadRunnable(r);
                 if
-                :: r -> r = false; wake()
+                :: r -> r = false; wakeRunner()
                 :: else
                 fi
             fi
@@ -358,18 +333,16 @@ end:
 }
 
 proctype Check() {
-    bool lost_wakeup, lost_event, stop_hangs, not_quiescent;
+    bool lost_wakeup, lost_event, stop_hangs;
     timeout ->
     d_step {
         lost_wakeup = (RUNNABLE && sched == IDLE);
-        not_quiescent = !((sched == IDLE || sched == FINISHED) && len(ready) == 0);
         lost_event = (len(queue) != 0 || accepted != reduced
-                      || (reading[0] && len(lane[0]) != 0)
-                      || (NP > 1 && reading[1] && len(lane[1]) != 0));
+                      || (reading[0] && len(lane[0]) != 0) || (reading[1] && len(lane[1]) != 0)
+                      || len(sb[0]) != 0 || len(sb[1]) != 0);
         stop_hangs = (closed && sched != FINISHED)
     };
     assert(!lost_wakeup);
-    assert(!not_quiescent);
     assert(!lost_event);
     assert(!stop_hangs)
 }
@@ -382,11 +355,7 @@ init {
         :: i < NP -> run Producer(i); i++
         :: else -> break
         od;
-        i = 0;
-        do
-        :: i < NR -> run Runner(i); i++
-        :: else -> break
-        od;
+        run Runner();
 #if STOP
         if
         :: run Stop()
