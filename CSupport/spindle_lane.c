@@ -84,6 +84,7 @@ struct spindle_lane {
 _Static_assert(sizeof(struct spindle_lane) == 3 * SPINDLE_CACHE_LINE, "a lane header is three lines");
 
 static _Atomic long live_lanes;
+static _Atomic long created_lanes;
 
 static struct spindle_lane_block *block_new(const struct spindle_lane *lane, uint32_t capacity) {
     size_t bytes = (size_t)lane->payload_offset + (size_t)lane->stride * capacity;
@@ -124,6 +125,7 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     lane->tail_block = first;
     lane->head_block = first;
     atomic_fetch_add_explicit(&live_lanes, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&created_lanes, 1, memory_order_relaxed);
     return lane;
 }
 
@@ -164,6 +166,8 @@ void spindle_lane_destroy_deferred(spindle_lane *lane) {
     SPINDLE_TSAN_RELEASE(lane);
     urcu_bp_call_rcu(&lane->rcu, lane_destroy_rcu);
 }
+
+long spindle_lanes_created(void) { return atomic_load_explicit(&created_lanes, memory_order_relaxed); }
 
 long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_order_relaxed); }
 

@@ -413,6 +413,8 @@ void spindle_lane_destroy_deferred(spindle_lane *lane);
 uint64_t spindle_lane_loop_id(const spindle_lane *lane);
 /// Lanes created and not destroyed, process-wide (leak checks).
 long spindle_live_lanes(void);
+/// Lanes ever created, process-wide (tests: whether a path took lanes).
+long spindle_lanes_created(void);
 
 /// Producer: starts an emit (fetch_or BUSY, sequentially consistent: a full
 /// barrier) and returns the word before it. If it has RETIRED, the lane is

@@ -7,8 +7,12 @@ internal import CSpindle
 /// then cost a slot write, one locked RMW on the lane's own word and a
 /// store. The protocol, model-checked, is `Scheduling/Model/LANES.md`.
 enum Lanes {
-    /// Emits in a row from one thread into one loop that earn a lane.
-    static let streak: UInt32 = 64
+    /// Emits in a row from one thread into one loop that earn a lane
+    /// (`LaneTuning.streak`; 64 unless a test changed it).
+    static var streak: UInt32 {
+        @inline(__always) get { streakSetting.load(ordering: .relaxed) }
+    }
+    static let streakSetting = UnsafeAtomic<UInt32>.create(64)
     /// Events per block of a lane.
     static let slotsPerBlock = 64
     /// Reclaim scans in a row that find a lane drained with nothing new
@@ -24,6 +28,17 @@ enum Lanes {
         _ = spindle_lanes_prepare()
         return true
     }()
+}
+
+/// For tests and benchmarks (`@_spi(Tuning) import Spindle`): how many
+/// emits in a row through the shared queue earn a thread a lane into a
+/// loop. 1 gives every emitting thread a lane at once (the stress suite's
+/// lane cases); `UInt32.max` never does. Process-wide; read at each emit.
+@_spi(Tuning) public enum LaneTuning {
+    public static var streak: UInt32 {
+        get { Lanes.streakSetting.load(ordering: .relaxed) }
+        set { Lanes.streakSetting.store(Swift.max(1, newValue), ordering: .relaxed) }
+    }
 }
 
 extension LoopCore {
