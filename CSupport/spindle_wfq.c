@@ -444,3 +444,39 @@ void *spindle_wfq_next_consumer(spindle_wfq *q) {
     q->cursor = node;
     return consumer_payload_of(q, node);
 }
+
+// MARK: Markers (per-producer lanes)
+
+// A marker is a node whose free_next holds this tag while it is queued (a
+// node's free_next is otherwise a free-list link, index + 1 < 2^31, or
+// stale), and whose payload holds the marker's pointer.
+#define SPINDLE_WFQ_MARKER_TAG UINT32_MAX
+
+bool spindle_wfq_enqueue_marker(spindle_wfq *q, void *marker) {
+    void *payload = spindle_wfq_acquire(q);
+    if (payload == NULL) return false;
+    struct spindle_wfq_node *node = node_of(q, payload);
+    memcpy(payload, &marker, sizeof marker);
+    atomic_store_explicit(&node->free_next, SPINDLE_WFQ_MARKER_TAG, memory_order_relaxed);
+    spindle_wfq_enqueue(q, payload);
+    return true;
+}
+
+void *spindle_wfq_marker_consumer(spindle_wfq *q, void *payload) {
+    struct spindle_wfq_node *node = (struct spindle_wfq_node *)((char *)payload - q->consumer_payload_offset);
+    if (atomic_load_explicit(&node->free_next, memory_order_relaxed) != SPINDLE_WFQ_MARKER_TAG) return NULL;
+    void *marker;
+    memcpy(&marker, payload, sizeof marker);
+    return marker;
+}
+
+void *spindle_wfq_next_or_marker_consumer(spindle_wfq *q, void **marker) {
+    void *payload = spindle_wfq_next_consumer(q);
+    if (payload == NULL) return NULL;
+    struct spindle_wfq_node *node = (struct spindle_wfq_node *)((char *)payload - q->consumer_payload_offset);
+    if (__builtin_expect(atomic_load_explicit(&node->free_next, memory_order_relaxed) == SPINDLE_WFQ_MARKER_TAG, 0)) {
+        memcpy(marker, payload, sizeof *marker);
+        return NULL;
+    }
+    return payload;
+}

@@ -25,6 +25,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/loop-scheduling.pml"
 pool_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/pool-wake.pml"
+lanes_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/lanes.pml"
 
 missing=()
 command -v spin >/dev/null 2>&1 || missing+=(spin)
@@ -70,6 +71,7 @@ run() {
   mkdir -p "$dir"
   case "$name" in
     pool-*) cp "$pool_model" "$dir/model.pml" ;;
+    lanes|lanes-*) cp "$lanes_model" "$dir/model.pml" ;;
     *) cp "$model" "$dir/model.pml" ;;
   esac
   (
@@ -130,13 +132,15 @@ verdict() {
   return 0
 }
 
-echo "== SPIN: $(spin -V 2>&1 | head -1); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}; $jobs job(s)"
+echo "== SPIN: $(spin -V 2>&1 | head -1); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
 
 # Fields: name; spin defines; cc flags; pan arguments; "pass" or the
 # expected error (an extended regex); what the run checks. The longest runs
 # first: they start first in the pool.
 full="2 producers x 2 events, 2 runners, budget 1, stop, subscriber"
 checks=(
+  # (lanes.pml's safety run, the longest, first; see section 5)
+  "lanes;;$cc_safety;-m40000 -w26;pass;lanes: plain-store emits under TSO store buffers, membarrier on the runner's side: order across marker and lane, nothing lost, no lost wake-up, stop ends, each lane freed once"
   # 1. The protocol as written, exhaustive: assertions, invalid end states, the LTL formula.
   "ltl-no-lost-wakeup;;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;LTL no_lost_wakeup: $full"
   "drain;;$cc_safety;-m10000 -w26;pass;stop mode drain: $full"
@@ -156,6 +160,9 @@ checks=(
   "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads"
   "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
   "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
+  # 5. Per-producer lanes (lanes.pml, LANES.md): the runs that must fail.
+  "lanes-broken-no-membarrier;-DBROKEN_NO_MEMBARRIER;$cc_safety;-m40000 -w24;assertion violated +!\\((lost_event|lost_wakeup)\\);lanes without the runner's membarrier: an event or a wake-up lost"
+  "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"
   "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
 )
 

@@ -118,6 +118,22 @@ bool spindle_wfq_is_empty_consumer(spindle_wfq *queue);
 /// already be the consumer.
 bool spindle_wfq_looks_empty(spindle_wfq *queue);
 
+/// Enqueues a marker carrying `marker` (a lane that opens: see LANES.md) in
+/// order with the events, as `spindle_wfq_enqueue` would an event. The
+/// queue's payload must be at least a pointer's size and alignment. Any
+/// thread. False when memory is exhausted.
+bool spindle_wfq_enqueue_marker(spindle_wfq *queue, void *marker);
+
+/// Consumer only: for a payload `next` just returned, the marker pointer if
+/// it is a marker (the payload holds no event then), else NULL.
+void *spindle_wfq_marker_consumer(spindle_wfq *queue, void *payload);
+
+/// Consumer only: `spindle_wfq_next_consumer`, except that a marker is not
+/// returned as a payload: it returns NULL and stores the marker's pointer in
+/// `*marker` (which it leaves alone otherwise). NULL with `*marker`
+/// untouched: the batch is exhausted.
+void *spindle_wfq_next_or_marker_consumer(spindle_wfq *queue, void **marker);
+
 /// Number of nodes ever allocated (pool size). Any thread; for tests and
 /// benchmarks (steady state means this stops growing).
 size_t spindle_wfq_allocated_nodes(spindle_wfq *queue);
@@ -356,6 +372,159 @@ spindle_task *spindle_runq_pop(spindle_runq *queue);
 
 /// True when no task is queued (a snapshot). Any thread; two loads.
 bool spindle_runq_is_empty(spindle_runq *queue);
+
+// MARK: - Per-producer lanes (SPSC, linked blocks)
+
+/// A single-producer / single-consumer queue of fixed-size payloads in linked
+/// blocks: one hot producer thread's way into one loop. The protocol that
+/// keeps the loop's contract (order across the switch from the shared queue,
+/// the idle edge, stop, reclamation) is LANES.md beside the scheduling model;
+/// lanes.pml model-checks it.
+///
+/// The lane word: the count of published slots, and flags.
+#define SPINDLE_LANE_BUSY (1ull << 63)      /* a producer is inside an emit */
+#define SPINDLE_LANE_RETIRED (1ull << 62)   /* the runner gave the lane back */
+#define SPINDLE_LANE_EXITED (1ull << 61)    /* the producer let go (thread exit, evicted) */
+#define SPINDLE_LANE_ORPHANED (1ull << 60)  /* the loop is gone */
+#define SPINDLE_LANE_COUNT_MASK 0x0FFFFFFFFFFFFFFFull  /* bits 0-59 */
+
+///   | operation                    | producer ops | runner ops | release_loop |
+///   | begin/slot/publish/abort (1) |      no*     |    yes     |     no**     |
+///   | available/next/retire  (1)   |      yes     |    no*     |     no       |
+///   * one thread at a time on each side.
+///   ** the loop is released only when no emit into it can be running.
+///   Who frees a lane: exactly one of the runner (EXITED and drained), the
+///   producer thread (it finds RETIRED or ORPHANED), or `release_loop`
+///   (it finds EXITED).
+typedef struct spindle_lane spindle_lane;
+
+/// Creates a lane for `loop_id` (a loop identity that is never reused),
+/// with its first block. `slots_per_block` at least 2. NULL on exhaustion or
+/// when `payload_align` is not a power of two no greater than 64.
+spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t payload_align,
+                                  size_t slots_per_block);
+/// Frees a lane and its blocks. The caller must have consumed or
+/// deinitialized every payload in it; no other thread may touch it.
+void spindle_lane_destroy(spindle_lane *lane);
+/// Frees a lane after a grace period of the emit gate (liburcu call_rcu):
+/// for a lane a thread re-checking an idle loop may still be reading.
+void spindle_lane_destroy_deferred(spindle_lane *lane);
+/// The lane's loop. Any thread.
+uint64_t spindle_lane_loop_id(const spindle_lane *lane);
+/// Lanes created and not destroyed, process-wide (leak checks).
+long spindle_live_lanes(void);
+/// Lanes ever created, process-wide (tests: whether a path took lanes).
+long spindle_lanes_created(void);
+
+/// Producer: starts an emit (fetch_or BUSY, sequentially consistent: a full
+/// barrier) and returns the word before it. If it has RETIRED, the lane is
+/// the caller's alone: `spindle_lane_forget`, then destroy it.
+uint64_t spindle_lane_begin(spindle_lane *lane);
+/// Producer: ends a begun emit without publishing (the loop was closed).
+void spindle_lane_abort(spindle_lane *lane);
+/// Producer, between begin and publish: the next slot's payload area,
+/// uninitialized (linking a block when the current one is full: the spare
+/// the runner handed back, or a new one). NULL on exhaustion: publish what
+/// was written (or abort when nothing was).
+void *spindle_lane_slot(spindle_lane *lane);
+/// Producer, between begin and publish: up to `max` next slots that lie
+/// next to each other (`round_up(payload_size, payload_align)` apart), the
+/// first's address returned and their number in `*count` (0 and NULL on
+/// exhaustion or when `max` is 0). Call again for the rest of a batch.
+void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count);
+/// Producer: publishes the `count` slots taken since begin and clears BUSY
+/// (one release store). `count` may be 0.
+void spindle_lane_publish(spindle_lane *lane, size_t count);
+/// Producer: lets go of a lane it will not use again (EXITED), freeing it
+/// when the runner retired it or the loop is gone (as at thread exit).
+void spindle_lane_let_go(spindle_lane *lane);
+
+/// Runner: the lane word (sequentially consistent), for the re-check after
+/// the loop's IDLE store: runnable when it has BUSY or a count above what
+/// the runner consumed.
+uint64_t spindle_lane_word(const spindle_lane *lane);
+/// Runner: reads the published count (acquire) and returns how many slots
+/// wait.
+size_t spindle_lane_available_consumer(spindle_lane *lane);
+/// Runner: the next run of waiting slots (counted by the last `available`)
+/// that lie next to each other, at most `max`: returns the first payload
+/// and stores the run's length in `*count` (0 and NULL: none). Payloads are
+/// `round_up(payload_size, payload_align)` apart. Every payload of the
+/// previous run must be moved out and `spindle_lane_consumed` called before
+/// this is called again (a drained block is handed back here).
+void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count);
+/// Runner: the first `count` payloads of the last run were moved out.
+void spindle_lane_consumed(spindle_lane *lane, size_t count);
+/// Runner: one payload (`run` and `consumed` for one), or NULL.
+void *spindle_lane_next_consumer(spindle_lane *lane);
+/// Runner, at a slice's end: what to do with a lane in the set.
+/// `SPINDLE_LANE_FREE`: it is EXITED and drained: remove it, then free it
+/// (deferred). `SPINDLE_LANE_GIVEN_BACK`: it was drained with no new slot
+/// at `idle_scans_to_retire` scans in a row and is now RETIRED: remove it
+/// (its producer frees it). `SPINDLE_LANE_KEEP`: neither.
+int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_retire);
+#define SPINDLE_LANE_KEEP 0
+#define SPINDLE_LANE_GIVEN_BACK 1
+#define SPINDLE_LANE_FREE 2
+/// Runner: gives a drained lane that is not BUSY back to its producer (a CAS
+/// from the exact count to count | RETIRED). False when the lane has
+/// unconsumed slots, a producer in an emit, or a flag.
+bool spindle_lane_retire_consumer(spindle_lane *lane);
+/// The loop is going away: marks the lane ORPHANED; frees it and returns
+/// true when its producer already let go (EXITED).
+bool spindle_lane_release_loop(spindle_lane *lane);
+
+/// The calling thread's lane into `loop_id`, or NULL. When NULL, counts the
+/// emit in the thread's streak for that loop and sets `*should_open` once
+/// the streak reaches `streak_to_open` (then: create, send the marker,
+/// `spindle_lane_install`). An entry of another loop in the same table slot
+/// is let go (its lane marked EXITED). Thread-local; any thread.
+spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, bool *should_open);
+/// Puts `lane` in the calling thread's table (its producer from now on);
+/// registers the thread-exit hook that lets its lanes go. False if the hook
+/// cannot be registered (then the caller destroys the lane).
+bool spindle_lane_install(spindle_lane *lane);
+/// Producer: every event it published has been reduced (the runner's
+/// count, acquire), so its next emits may go through the shared queue
+/// without passing them.
+bool spindle_lane_drained(spindle_lane *lane);
+/// Producer, after an emit on `lane` whose wake-up found the loop idle:
+/// true when that happened often enough lately (4 times within 64 emits)
+/// and the lane is drained, so that it should be let go now
+/// (`spindle_lane_forget`, then `spindle_lane_let_go`): a loop that idles
+/// between emits is better served by the shared queue.
+bool spindle_lane_note_idle(spindle_lane *lane);
+/// The calling thread's emit through the shared queue found the loop idle:
+/// its streak towards a lane starts again. Thread-local.
+void spindle_lane_reset_streak(uint64_t loop_id);
+/// Drops the calling thread's entry for `loop_id` without touching its lane
+/// (which the caller frees or has given away).
+void spindle_lane_forget(uint64_t loop_id);
+
+/// The lanes a loop's runner reads (see spindle_lane.c): changed by the
+/// runner only; scanned by any thread (`looks_runnable`).
+typedef struct spindle_lane_set spindle_lane_set;
+spindle_lane_set *spindle_lane_set_create(void);
+/// Frees the set and lets go of every lane in it (`spindle_lane_release_loop`).
+/// The loop is going away: nobody else touches the set.
+void spindle_lane_set_destroy(spindle_lane_set *set);
+/// Runner: adds a lane (its marker was reduced). False on exhaustion.
+bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane);
+/// Runner: removes the lane at `index` (order of the others kept).
+void spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index);
+/// Runner: how many lanes, and the one at `index`.
+size_t spindle_lane_set_count_consumer(spindle_lane_set *set);
+spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index);
+/// Any thread (the idle re-check): true when a lane is BUSY or holds a slot
+/// its runner has not taken. Sequentially consistent loads of the words,
+/// inside a gate section.
+bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence);
+/// Registers the process for membarrier, once; true when the asymmetric
+/// fence is in use (lane emits then cost no fence). Call before the first
+/// lane is created.
+bool spindle_lanes_prepare(void);
+/// The heavy side of the asymmetric fence (membarrier), or a full fence.
+void spindle_lanes_heavy_fence(void);
 
 // MARK: - Diagnostics
 

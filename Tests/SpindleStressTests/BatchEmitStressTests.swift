@@ -52,8 +52,15 @@ extension StressSuite {
             let tallies = Recorder<Tally>()
 
             let stopAfter = (round % 10) * 5_000
+            // The stop comes after that many reductions, or once a producer
+            // is a third of the way through its slots, whichever is first: a
+            // producer on a lane can outrun the reducer (under TSan, by far)
+            // and must still meet the stop mid-stream.
+            let furthest = Counter()
             async let stopping: StopReport = {
-                _ = await eventually(within: 60) { checker.progress.current >= stopAfter }
+                _ = await eventually(within: 60) {
+                    checker.progress.current >= stopAfter || furthest.current >= limit / 3
+                }
                 return await loop.stop(mode)
             }()
             let finished = await onThreads(producers) { producer in
@@ -91,6 +98,7 @@ extension StressSuite {
                     tally.dropped += result.dropped
                     tally.stopped += result.stopped
                     sequence += result.accepted
+                    if sequence - furthest.current > 10_000 { furthest.add(sequence - furthest.current) }
                     if result.stopped > 0 { break }
                 }
                 // Once stopped, always stopped (the slots are never read).

@@ -1,4 +1,5 @@
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import CSpindle
 import Testing
 import SpindleTestSupport
 
@@ -15,6 +16,10 @@ extension StressSuite {
               .timeLimit(.minutes(5)), arguments: stressQueues)
         func shortLivedThreadsEmitBurstsAndExit(queue: QueueKind) async {
             let baseline = await LiveBaseline.settle()
+            // Lanes (the default queue): a thread here may take one and then
+            // exits; its lane must be freed (process-wide count: the stress
+            // suite runs serialized). LaneStressTests takes lanes for sure.
+            let lanesLive = spindle_live_lanes()
             let threadsPerWave = 64
             let waves = max(2, min(StressScale.rounds / 4, 5))
             let burst = 1_000
@@ -67,6 +72,8 @@ extension StressSuite {
                 reportTotal("short-lived-producer-events", queue: name(of: queue), total)
             }
             await baseline.expectReturned()
+            let lanesFreed = await eventually { spindle_live_lanes() <= lanesLive }
+            #expect(lanesFreed, "lanes left behind: \(spindle_live_lanes() - lanesLive)")
         }
     }
 }

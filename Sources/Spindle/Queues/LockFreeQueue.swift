@@ -19,8 +19,11 @@ final class LockFreeQueue: Sendable {
     nonisolated(unsafe) private let raw: OpaquePointer
 
     init<Event>(of type: Event.Type, nodesPerSlab: Int = 8) {
+        // At least a pointer's room: a node may carry a lane's marker instead
+        // of an event (see `enqueueMarker`).
         guard let raw = spindle_wfq_create(
-            MemoryLayout<Event>.size, MemoryLayout<Event>.alignment, nodesPerSlab
+            Swift.max(MemoryLayout<Event>.size, MemoryLayout<UnsafeRawPointer>.size),
+            Swift.max(MemoryLayout<Event>.alignment, MemoryLayout<UnsafeRawPointer>.alignment), nodesPerSlab
         ) else {
             fatalError("Spindle: cannot create an event queue for \(Event.self) (alignment > 64 or out of memory)")
         }
@@ -34,8 +37,9 @@ final class LockFreeQueue: Sendable {
 
     /// Deinitializes every event still queued. Consumer only; the owner calls
     /// it before releasing the queue.
-    func discardAll<Event>(of type: Event.Type) {
-        _ = drain(max: .max) { $0.assumingMemoryBound(to: Event.self).deinitialize(count: 1) }
+    /// Markers met are handed to `marker` (the owner lets their lanes go).
+    func discardAll<Event>(of type: Event.Type, marker: (OpaquePointer) -> Void) {
+        _ = drain(max: .max, { $0.assumingMemoryBound(to: Event.self).deinitialize(count: 1) }, marker: marker)
     }
 
     @inline(__always)
@@ -77,12 +81,26 @@ final class LockFreeQueue: Sendable {
         }
     }
 
-    func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+    /// Enqueues a lane's marker, in order with the events (see LANES.md).
+    /// Any thread. False when memory is exhausted.
+    func enqueueMarker(_ lane: OpaquePointer) -> Bool {
+        spindle_wfq_enqueue_marker(raw, UnsafeMutableRawPointer(lane))
+    }
+
+    /// Hands up to `max` events to `body` in order, and each marker met on
+    /// the way to `marker` (markers do not count). Consumer only.
+    func drain(
+        max: Int, _ body: (UnsafeMutableRawPointer) -> Void, marker: (OpaquePointer) -> Void
+    ) -> Int {
         var count = 0
+        var found: UnsafeMutableRawPointer?
         while count < max {
-            if let payload = spindle_wfq_next_consumer(raw) {
+            if let payload = spindle_wfq_next_or_marker_consumer(raw, &found) {
                 body(payload)
                 count += 1
+            } else if let lane = found {
+                found = nil
+                marker(OpaquePointer(lane))
             } else if !spindle_wfq_splice_consumer(raw) {
                 break
             }

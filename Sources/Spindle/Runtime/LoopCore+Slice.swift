@@ -32,7 +32,10 @@ extension LoopCore {
             // events they emitted wait in the runner's own queue, which a
             // runner going idle would not see.
             if reduced >= budget || (hasLatestInlineWorkers && !reentrant.isEmpty) { return .more }
-            if !graceDone.load(ordering: .acquiring) { return .drained(reduced: reduced) }
+            if !graceDone.load(ordering: .acquiring) {
+                if laneSet != nil { reclaimLanes() }
+                return .drained(reduced: reduced)
+            }
         }
         // The grace period is over: no emit is on its way into the queue.
         guard graceDone.load(ordering: .acquiring) else { return .drained(reduced: 0) }
@@ -45,8 +48,11 @@ extension LoopCore {
         !queueLooksEmpty || observersPending || graceDone.load(ordering: .relaxed)
     }
 
+    // A hint for the runner's linger: lanes are read without the heavy
+    // fence (a membarrier per look would cost more than the linger saves).
     var runnerWork: Bool {
-        !queueIsEmpty || !reentrant.isEmpty || observersPending
+        let queued = queueTag == .lockFree ? !lockFreeQueue!.isEmpty || lanesHaveWork : !queueIsEmpty
+        return queued || !reentrant.isEmpty || observersPending
             || graceDone.load(ordering: .relaxed) || stopRequest.load(ordering: .relaxed) == .discard
     }
 

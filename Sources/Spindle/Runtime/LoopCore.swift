@@ -38,6 +38,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
     let queueTag: QueueTag
     let lockFreeQueue: LockFreeQueue?
+    /// The lanes the runner reads (default queue only; see
+    /// LoopCore+Lanes.swift): changed by the runner, scanned by any thread
+    /// under the gate. Immutable pointer; the C set follows its own table.
+    let laneSet: OpaquePointer?
+    /// The loop's identity in the threads' lane tables: never reused.
+    let loopID: UInt64
     let ringQueue: RingQueue<Event>?
     let baselineQueue: BaselineQueue<Event>?
     let counters = LoopCounters()
@@ -153,12 +159,16 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
+        laneSet = lockFree == nil ? nil : Lanes.prepared ? spindle_lane_set_create() : nil
+        loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
         super.init(executor: executor)
         LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
     }
 
     deinit {
-        lockFreeQueue?.discardAll(of: Event.self)
+        // A marker still queued: its lane's thread frees it (ORPHANED).
+        lockFreeQueue?.discardAll(of: Event.self) { _ = spindle_lane_release_loop($0) }
+        releaseLanes()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
@@ -302,6 +312,33 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     @inline(__always)
     func emit(_ event: Event) -> EmitResult {
         if isOnRunner { return emitOnRunner(event) }
+        if queueTag == .lockFree {
+            var shouldOpen = false
+            if let lane = spindle_lane_lookup(loopID, Lanes.streak, &shouldOpen) {
+                if let result = emitOnLane(lane, event) { return result }
+            } else if shouldOpen {
+                let result = emitThroughGate(event)
+                if result == .accepted { openLane() }
+                return result
+            }
+        }
+        return emitThroughGate(event)
+    }
+
+    /// An emit that never takes a lane: effect runs and effect routes,
+    /// whose emits may come from different threads one after the other (a
+    /// task that hops threads, a serial queue's work items) and must still
+    /// be reduced in order — which the shared queue's linearizable enqueue
+    /// keeps and per-thread lanes would not (LANES.md). Any thread.
+    func emitInOrderAcrossThreads(_ event: Event) -> EmitResult {
+        if isOnRunner { return emitOnRunner(event) }
+        return emitThroughGate(event)
+    }
+
+    /// An emit through the gate and the shared queue (or ring). Any thread
+    /// but the runner.
+    @inline(__always)
+    private func emitThroughGate(_ event: Event) -> EmitResult {
         spindle_gate_enter()
         // Relaxed: the grace period orders stop's store against this load.
         if closed.load(ordering: .relaxed) {
@@ -326,6 +363,21 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     func emit(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
         if events.isEmpty { return EmitBatchResult(accepted: 0, dropped: 0, stopped: 0) }
         if isOnRunner { return emitOnRunner(contentsOf: events) }
+        if queueTag == .lockFree {
+            var shouldOpen = false
+            if let lane = spindle_lane_lookup(loopID, Lanes.streak, &shouldOpen) {
+                if let result = emitOnLane(lane, contentsOf: events) { return result }
+            } else if shouldOpen {
+                let result = emitThroughGate(contentsOf: events)
+                if result.accepted == events.count { openLane() }
+                return result
+            }
+        }
+        return emitThroughGate(contentsOf: events)
+    }
+
+    /// A batch through the gate and the shared queue (or ring).
+    func emitThroughGate(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
         spindle_gate_enter()
         if closed.load(ordering: .relaxed) {
             spindle_gate_exit()
@@ -404,7 +456,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         if hub.wantsEachEvent { hub.eventAccepted(event) }
     }
 
-    private func rejectAfterStop(_ event: Event) -> EmitResult {
+    func rejectAfterStop(_ event: Event) -> EmitResult {
         counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
         hub?.eventRejected(event)
         return .stopped
@@ -413,7 +465,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// An emit from an effect: false (and counted) unless accepted.
     @discardableResult
     func emitFromEffect(_ event: Event) -> Bool {
-        emit(event) == .accepted
+        emitInOrderAcrossThreads(event) == .accepted
     }
 
     // The runner never waits on its own queue: its events go to a local
@@ -487,6 +539,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// waits with `waitForSpace()` after releasing its lock, then retries).
     func emitWithoutWaiting(_ event: Event) -> EmitAttempt {
         if isOnRunner { return EmitAttempt(emitOnRunner(event)) }
+        // The default queue is never full: an emit never waits.
+        if queueTag == .lockFree { return EmitAttempt(emitInOrderAcrossThreads(event)) }
         spindle_gate_enter()
         defer { spindle_gate_exit() }
         if closed.load(ordering: .relaxed) { return EmitAttempt(rejectAfterStop(event)) }
@@ -509,7 +563,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             lockFreeQueue!.tryEnqueue(event)
             // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
             // before `wake` reads the scheduling state (the Dekker pair).
-            wake()
+            // A loop found idle is not streaming: no lane for this thread yet.
+            if wake() { spindle_lane_reset_streak(loopID) }
             return true
         case .ring:
             guard ringQueue!.tryEnqueue(event) else { return false }
@@ -532,10 +587,19 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         assertOnRunner()
         return switch queueTag {
-        case .lockFree: lockFreeQueue!.drain(max: max, body)
+        case .lockFree:
+            drainSharedQueueAndLanes(max: max, body)
         case .ring: ringQueue!.drain(max: max, body)
         case .baseline: baselineQueue!.drain(max: max, body)
         }
+    }
+
+    // The shared queue first (its markers open lanes), then the lanes.
+    @inline(__always)
+    private func drainSharedQueueAndLanes(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        let shared = lockFreeQueue!.drain(max: max, body) { lane in laneOpened(lane) }
+        if shared == max { return shared }
+        return shared + drainLanes(max: max - shared, body)
     }
 
     /// Whether the queue looks empty to a thread that is not its consumer
@@ -543,7 +607,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// already own the queue): reads only what producers write.
     var queueLooksEmpty: Bool {
         switch queueTag {
-        case .lockFree: lockFreeQueue!.looksEmpty
+        case .lockFree: lockFreeQueue!.looksEmpty && !lanesLookRunnable
         case .ring: ringQueue!.isEmpty
         case .baseline: baselineQueue!.looksEmpty
         }
@@ -553,7 +617,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var queueIsEmpty: Bool {
         assertOnRunner()
         return switch queueTag {
-        case .lockFree: lockFreeQueue!.isEmpty
+        case .lockFree: lockFreeQueue!.isEmpty && !lanesLookRunnable
         case .ring: ringQueue!.isEmpty
         case .baseline: baselineQueue!.isEmpty
         }

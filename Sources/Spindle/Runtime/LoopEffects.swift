@@ -98,7 +98,7 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
         let options = core.options
         let counters = core.counters
         effects.connect(LoopPort(
-            emit: { [weak core] event in core?.emit(event) ?? .stopped },
+            emit: { [weak core] event in core?.emitInOrderAcrossThreads(event) ?? .stopped },
             // Without the core: a report may come after the core is gone
             // (from a handler that failed as the loop ended).
             report: { error in

@@ -96,14 +96,18 @@ class ScheduledLoop: @unchecked Sendable {
     /// caller whose CAS wins hands it to the executor. Any thread; call it
     /// after the write that made the loop runnable, with a full barrier in
     /// between (a sequentially consistent RMW or store).
+    /// Returns true when this call scheduled the loop (it found it idle).
     @inline(__always)
-    final func wake() {
-        guard schedulingState.load(ordering: .sequentiallyConsistent) == .idle else { return }
+    @discardableResult
+    final func wake() -> Bool {
+        guard schedulingState.load(ordering: .sequentiallyConsistent) == .idle else { return false }
         if schedulingState.compareExchange(
             expected: .idle, desired: .scheduled, ordering: .sequentiallyConsistent
         ).exchanged {
             executor.schedule(self)
+            return true
         }
+        return false
     }
 
     /// Hands the loop to its executor for the first time (it is created

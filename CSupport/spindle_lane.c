@@ -1,0 +1,548 @@
+// Per-producer lanes: a single-producer / single-consumer queue of
+// fixed-size payloads in linked blocks, for one hot producer thread of one
+// loop. The protocol (the lane word, BUSY / RETIRED / EXITED / ORPHANED, the
+// marker that opens a lane, the idle edge, stop) is
+// Sources/Spindle/Runtime/Scheduling/Model/LANES.md, model-checked by
+// lanes.pml beside it. This file holds the memory: blocks, the spare block,
+// the thread's table of lanes, and who frees a lane.
+//
+// Plain C11 atomics (no liburcu): TSan sees every edge.
+#define _GNU_SOURCE  // syscall(2)
+#include <urcu/urcu-bp.h>
+
+#include "CSpindle.h"
+#include "spindle_internal.h"
+
+#include <linux/membarrier.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SPINDLE_LANE_TABLE_SIZE 8
+// A lane whose emits find the loop idle this often (hits within a window
+// of published events) is let go: each idle transition of a loop with
+// lanes costs the runner a membarrier, which a loop that idles after
+// nearly every event should not pay.
+#define SPINDLE_LANE_IDLE_HITS 4
+#define SPINDLE_LANE_IDLE_WINDOW 64
+
+struct spindle_lane_block {
+    _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
+    uint32_t capacity;                          // slots; immutable
+};
+
+// New blocks double in size up to this many slots, so that a lane whose
+// backlog grows allocates a logarithmic number of times (as the shared
+// queue's slabs do), and keeps them.
+#define SPINDLE_LANE_MAX_BLOCK_SLOTS 4096u
+
+// Three lines: the producer's (its BUSY word and cursor), the published
+// count (the line the runner polls), then the runner's.
+struct spindle_lane {
+    // Producer's line. `busy`: the producer's emit generation, odd while an
+    // emit is under way (plain stores: the runner reads it only after a
+    // membarrier, see spindle_lane_begin). The runner reads it at idle
+    // re-checks and at stop, never per event.
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t busy;
+    uint64_t tail_count;                    // producer only: slots published
+    struct spindle_lane_block *tail_block;  // producer only
+    uint32_t tail_index;                    // producer only: next slot in tail_block
+    uint32_t next_capacity;                 // producer only: the next new block's slots
+    uint32_t payload_offset;                // first slot's offset in a block
+    uint32_t stride;                        // bytes per slot
+    struct spindle_lane_block *free_chain;  // producer only: drained blocks to reuse
+    // The lane word: the count of published slots (release store per
+    // publish), plus the EXITED and ORPHANED flags (fetch_or, never while
+    // an emit is under way).
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t word;
+    // Rarely touched, so they share the word's line: the loop (immutable),
+    // and the producer's count of emits that found the loop idle.
+    uint64_t loop_id;
+    uint64_t idle_window_start;             // producer only: tail_count when idle_hits began
+    uint32_t idle_hits;                     // producer only: emits that found the loop idle, in the window
+    // Drained blocks on their way back to the producer: the runner gathers
+    // them in `drained` and hands the chain over when `handed` is empty;
+    // the producer takes the whole chain when its own runs out. Blocks are
+    // kept, not freed, so a lane in steady state allocates nothing (it keeps
+    // as many blocks as its largest backlog needed, as the shared queue
+    // keeps its node slabs).
+    // Runner's line (and `handed`, which the producer reads once a block).
+    _Alignas(SPINDLE_CACHE_LINE) _Atomic(struct spindle_lane_block *) handed;
+    struct spindle_lane_block *head_block;  // runner only
+    uint32_t head_index;                    // runner only
+    // Slots taken: written by the runner only (relaxed), read by a thread
+    // re-checking an idle loop (which may no longer be its runner).
+    _Atomic uint64_t consumed;
+    uint64_t published;                     // runner only: last count read from the word
+    struct spindle_lane_block *drained;     // runner only: blocks not yet handed over
+    struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
+};
+
+_Static_assert(sizeof(struct spindle_lane) == 3 * SPINDLE_CACHE_LINE, "a lane header is three lines");
+
+static _Atomic long live_lanes;
+static _Atomic long created_lanes;
+
+static struct spindle_lane_block *block_new(const struct spindle_lane *lane, uint32_t capacity) {
+    size_t bytes = (size_t)lane->payload_offset + (size_t)lane->stride * capacity;
+    struct spindle_lane_block *block = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(bytes, SPINDLE_CACHE_LINE));
+    if (block) {
+        atomic_init(&block->next, NULL);
+        block->capacity = capacity;
+    }
+    return block;
+}
+
+static inline char *slot_address(const struct spindle_lane *lane, struct spindle_lane_block *block, uint32_t index) {
+    return (char *)block + lane->payload_offset + (size_t)index * lane->stride;
+}
+
+spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t payload_align,
+                                  size_t slots_per_block) {
+    if (payload_align == 0 || (payload_align & (payload_align - 1)) != 0 || payload_align > SPINDLE_CACHE_LINE)
+        return NULL;
+    if (slots_per_block < 2) slots_per_block = 2;
+    struct spindle_lane *lane = aligned_alloc(SPINDLE_CACHE_LINE, sizeof *lane);
+    if (!lane) return NULL;
+    memset(lane, 0, sizeof *lane);
+    atomic_init(&lane->word, 0);
+    atomic_init(&lane->busy, 0);
+    atomic_init(&lane->handed, NULL);
+    atomic_init(&lane->consumed, 0);
+    lane->loop_id = loop_id;
+    if (slots_per_block > SPINDLE_LANE_MAX_BLOCK_SLOTS) slots_per_block = SPINDLE_LANE_MAX_BLOCK_SLOTS;
+    lane->next_capacity = (uint32_t)slots_per_block;
+    lane->payload_offset = (uint32_t)spindle_round_up(sizeof(struct spindle_lane_block), payload_align);
+    lane->stride = (uint32_t)spindle_round_up(payload_size ? payload_size : 1, payload_align);
+    struct spindle_lane_block *first = block_new(lane, lane->next_capacity);
+    if (!first) {
+        free(lane);
+        return NULL;
+    }
+    lane->tail_block = first;
+    lane->head_block = first;
+    atomic_fetch_add_explicit(&live_lanes, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&created_lanes, 1, memory_order_relaxed);
+    return lane;
+}
+
+void spindle_lane_destroy(spindle_lane *lane) {
+    struct spindle_lane_block *block = lane->head_block;
+    while (block) {
+        struct spindle_lane_block *next = atomic_load_explicit(&block->next, memory_order_acquire);
+        free(block);
+        block = next;
+    }
+    struct spindle_lane_block *chains[3] = {
+        lane->free_chain, atomic_load_explicit(&lane->handed, memory_order_acquire), lane->drained};
+    for (int i = 0; i < 3; i++) {
+        block = chains[i];
+        while (block) {
+            struct spindle_lane_block *next = atomic_load_explicit(&block->next, memory_order_relaxed);
+            free(block);
+            block = next;
+        }
+    }
+    free(lane);
+    atomic_fetch_sub_explicit(&live_lanes, 1, memory_order_relaxed);
+}
+
+static void lane_destroy_rcu(struct rcu_head *head) {
+    spindle_lane *lane = caa_container_of(head, struct spindle_lane, rcu);
+    // The grace period orders every re-check's reads before this free;
+    // TSan cannot see liburcu's, so the re-checks release and this acquires.
+    SPINDLE_TSAN_ACQUIRE(lane);
+    spindle_lane_destroy(lane);
+}
+
+void spindle_lane_destroy_deferred(spindle_lane *lane) {
+    // The caller's last accesses (and, through the atomics that made it the
+    // one to free the lane, every other thread's) happen-before the free;
+    // TSan cannot see call_rcu's queue, so say so (acquired in
+    // lane_destroy_rcu).
+    SPINDLE_TSAN_RELEASE(lane);
+    urcu_bp_call_rcu(&lane->rcu, lane_destroy_rcu);
+}
+
+long spindle_lanes_created(void) { return atomic_load_explicit(&created_lanes, memory_order_relaxed); }
+
+long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_order_relaxed); }
+
+uint64_t spindle_lane_loop_id(const spindle_lane *lane) { return lane->loop_id; }
+
+// MARK: Producer
+
+// The asymmetric fence (liburcu-memb's trade): producers order their BUSY
+// store before their load of `closed` with a compiler barrier only; the
+// rare side (an idle re-check, a stop) calls membarrier, which runs a full
+// barrier on every thread of the process. Without membarrier (old
+// kernels), producers issue the fence themselves.
+static bool asymmetric;
+static pthread_once_t asymmetric_once = PTHREAD_ONCE_INIT;
+
+static long sys_membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
+
+static void asymmetric_init(void) {
+    long supported = sys_membarrier(MEMBARRIER_CMD_QUERY);
+    asymmetric = supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+        && sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+}
+
+bool spindle_lanes_prepare(void) {
+    pthread_once(&asymmetric_once, asymmetric_init);
+    return asymmetric;
+}
+
+void spindle_lanes_heavy_fence(void) {
+    if (asymmetric) {
+        sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
+    } else {
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+}
+
+uint64_t spindle_lane_begin(spindle_lane *lane) {
+    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
+    atomic_store_explicit(&lane->busy, generation + 1, memory_order_relaxed);
+    if (asymmetric) {
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+    return 0;
+}
+
+void spindle_lane_abort(spindle_lane *lane) {
+    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
+    atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
+}
+
+void *spindle_lane_slot(spindle_lane *lane) {
+    if (lane->tail_index == lane->tail_block->capacity) {
+        if (lane->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
+            lane->free_chain = atomic_exchange_explicit(&lane->handed, NULL, memory_order_acquire);
+        struct spindle_lane_block *next = lane->free_chain;
+        if (next) {
+            lane->free_chain = atomic_load_explicit(&next->next, memory_order_relaxed);
+            atomic_store_explicit(&next->next, NULL, memory_order_relaxed);
+        } else {
+            if (lane->next_capacity < SPINDLE_LANE_MAX_BLOCK_SLOTS) lane->next_capacity *= 2;
+            next = block_new(lane, lane->next_capacity);
+            if (!next) return NULL;
+        }
+        // Linked before any slot in it is published (the publish is a
+        // release), so the runner finds the link when it gets there.
+        atomic_store_explicit(&lane->tail_block->next, next, memory_order_relaxed);
+        lane->tail_block = next;
+        lane->tail_index = 0;
+    }
+    return slot_address(lane, lane->tail_block, lane->tail_index++);
+}
+
+void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count) {
+    *count = 0;
+    if (max == 0) return NULL;
+    void *first = spindle_lane_slot(lane);  // links a block when the current one is full
+    if (first == NULL) return NULL;
+    size_t room = lane->tail_block->capacity - lane->tail_index + 1;  // the slot just taken, and the rest
+    size_t run = room < max ? room : max;
+    lane->tail_index += (uint32_t)(run - 1);
+    *count = run;
+    return first;
+}
+
+void spindle_lane_publish(spindle_lane *lane, size_t count) {
+    // The count first (release: the payloads happen-before the runner's
+    // acquire load), then the end of the emit (release: the count
+    // happens-before a runner that sees BUSY clear).
+    lane->tail_count += count;
+    atomic_store_explicit(&lane->word, lane->tail_count, memory_order_release);
+    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
+    atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
+}
+
+// MARK: Runner
+
+uint64_t spindle_lane_word(const spindle_lane *lane) {
+    return atomic_load_explicit(&((spindle_lane *)lane)->word, memory_order_seq_cst);
+}
+
+size_t spindle_lane_available_consumer(spindle_lane *lane) {
+    uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
+    lane->published = word & SPINDLE_LANE_COUNT_MASK;
+    return (size_t)(lane->published - atomic_load_explicit(&lane->consumed, memory_order_relaxed));
+}
+
+void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
+    uint64_t consumed = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+    uint64_t waiting = lane->published - consumed;
+    if (waiting == 0 || max == 0) {
+        *count = 0;
+        return NULL;
+    }
+    if (lane->head_index == lane->head_block->capacity) {
+        struct spindle_lane_block *done = lane->head_block;
+        struct spindle_lane_block *next = atomic_load_explicit(&done->next, memory_order_relaxed);
+        lane->head_block = next;
+        lane->head_index = 0;
+        // Keep the drained block for the producer; hand the chain over
+        // when the producer has taken the last one.
+        atomic_store_explicit(&done->next, lane->drained, memory_order_relaxed);
+        lane->drained = done;
+        if (atomic_load_explicit(&lane->handed, memory_order_relaxed) == NULL) {
+            atomic_store_explicit(&lane->handed, lane->drained, memory_order_release);
+            lane->drained = NULL;
+        }
+    }
+    size_t in_block = lane->head_block->capacity - lane->head_index;
+    size_t run = waiting < in_block ? (size_t)waiting : in_block;
+    *count = run < max ? run : max;
+    return slot_address(lane, lane->head_block, lane->head_index);
+}
+
+void spindle_lane_consumed(spindle_lane *lane, size_t count) {
+    lane->head_index += (uint32_t)count;
+    // Release: a producer that sees its lane drained (spindle_lane_drained)
+    // sees these events reduced.
+    atomic_store_explicit(&lane->consumed, atomic_load_explicit(&lane->consumed, memory_order_relaxed) + count,
+                          memory_order_release);
+}
+
+void *spindle_lane_next_consumer(spindle_lane *lane) {
+    size_t count;
+    void *payload = spindle_lane_run_consumer(lane, 1, &count);
+    if (payload) spindle_lane_consumed(lane, 1);
+    return payload;
+}
+
+bool spindle_lane_retire_consumer(spindle_lane *lane) {
+    // Drained, not BUSY, no flag: the exact word the runner last read.
+    uint64_t expected = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+    if (expected != lane->published) return false;
+    return atomic_compare_exchange_strong_explicit(&lane->word, &expected, expected | SPINDLE_LANE_RETIRED,
+                                                   memory_order_seq_cst, memory_order_relaxed);
+}
+
+bool spindle_lane_release_loop(spindle_lane *lane) {
+    uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_ORPHANED, memory_order_acq_rel);
+    if (old & SPINDLE_LANE_EXITED) {
+        spindle_lane_destroy(lane);
+        return true;
+    }
+    return false;
+}
+
+// MARK: The thread's table
+
+struct spindle_lane_entry {
+    uint64_t loop_id;      // 0: empty
+    spindle_lane *lane;    // NULL: counting a streak, no lane yet
+    uint32_t streak;
+};
+
+struct spindle_lane_table {
+    struct spindle_lane_entry entries[SPINDLE_LANE_TABLE_SIZE];
+    uint32_t next_victim;
+    bool registered;
+};
+
+static _Thread_local struct spindle_lane_table lane_table;
+static pthread_key_t lane_key;
+static pthread_once_t lane_key_once = PTHREAD_ONCE_INIT;
+
+// The thread's side of a lane's end: EXITED, unless the runner retired it or
+// the loop is gone, in which case nobody else will free it.
+static void lane_let_go(spindle_lane *lane) {
+    uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_EXITED, memory_order_acq_rel);
+    // Deferred: a thread re-checking an idle loop may be reading the word.
+    if (old & (SPINDLE_LANE_RETIRED | SPINDLE_LANE_ORPHANED)) spindle_lane_destroy_deferred(lane);
+}
+
+static void lane_thread_exit(void *unused) {
+    (void)unused;
+    for (int i = 0; i < SPINDLE_LANE_TABLE_SIZE; i++) {
+        struct spindle_lane_entry *entry = &lane_table.entries[i];
+        if (entry->lane) lane_let_go(entry->lane);
+        *entry = (struct spindle_lane_entry){0};
+    }
+}
+
+static void lane_key_create(void) { pthread_key_create(&lane_key, lane_thread_exit); }
+
+static inline uint32_t lane_slot_of(uint64_t loop_id) {
+    return (uint32_t)((loop_id * 0x9E3779B97F4A7C15ull) >> 61) & (SPINDLE_LANE_TABLE_SIZE - 1);
+}
+
+spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, bool *should_open) {
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    *should_open = false;
+    if (entry->loop_id == loop_id) {
+        if (entry->lane) return entry->lane;
+        if (++entry->streak >= streak_to_open) *should_open = true;
+        return NULL;
+    }
+    // Another loop's entry (or none): this loop starts a streak there. A
+    // lane still holding events stays: letting it go now would let this
+    // thread's next emits into that loop (through its shared queue) pass
+    // them. This loop then goes without a streak until the lane drains.
+    if (entry->lane) {
+        if (!spindle_lane_drained(entry->lane)) return NULL;
+        lane_let_go(entry->lane);
+    }
+    *entry = (struct spindle_lane_entry){.loop_id = loop_id, .lane = NULL, .streak = 1};
+    if (streak_to_open <= 1) *should_open = true;
+    return NULL;
+}
+
+bool spindle_lane_install(spindle_lane *lane) {
+    pthread_once(&lane_key_once, lane_key_create);
+    if (!lane_table.registered) {
+        // Any non-NULL value: the destructor runs only for those.
+        if (pthread_setspecific(lane_key, &lane_table) != 0) return false;
+        lane_table.registered = true;
+    }
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(lane->loop_id)];
+    if (entry->lane) lane_let_go(entry->lane);
+    *entry = (struct spindle_lane_entry){.loop_id = lane->loop_id, .lane = lane, .streak = 0};
+    return true;
+}
+
+void spindle_lane_forget(uint64_t loop_id) {
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    if (entry->loop_id == loop_id) *entry = (struct spindle_lane_entry){0};
+}
+
+// MARK: A loop's lanes
+
+// The lanes a loop's runner reads, as an array published with RCU: the
+// runner replaces it (a copy) when a marker adds a lane or a lane leaves;
+// any thread may scan it inside a gate section (the idle re-check); old
+// arrays and the lanes that leave are freed after a grace period.
+struct spindle_lane_array {
+    struct rcu_head rcu;
+    size_t count;
+    spindle_lane *lanes[];
+};
+
+struct spindle_lane_set {
+    _Atomic(struct spindle_lane_array *) current;  // NULL: no lane
+};
+
+spindle_lane_set *spindle_lane_set_create(void) {
+    spindle_lane_set *set = malloc(sizeof *set);
+    if (set) atomic_init(&set->current, NULL);
+    return set;
+}
+
+static void lane_array_free_rcu(struct rcu_head *head) {
+    struct spindle_lane_array *array = caa_container_of(head, struct spindle_lane_array, rcu);
+    SPINDLE_TSAN_ACQUIRE(array);  // see lane_destroy_rcu
+    free(array);
+}
+
+static bool lane_set_publish(spindle_lane_set *set, struct spindle_lane_array *next) {
+    struct spindle_lane_array *old = atomic_exchange_explicit(&set->current, next, memory_order_acq_rel);
+    if (old) {
+        SPINDLE_TSAN_RELEASE(old);  // see spindle_lane_destroy_deferred
+        urcu_bp_call_rcu(&old->rcu, lane_array_free_rcu);
+    }
+    return true;
+}
+
+bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane) {
+    struct spindle_lane_array *old = atomic_load_explicit(&set->current, memory_order_relaxed);
+    size_t count = old ? old->count : 0;
+    struct spindle_lane_array *next = malloc(sizeof *next + (count + 1) * sizeof(spindle_lane *));
+    if (!next) return false;
+    next->count = count + 1;
+    if (count) memcpy(next->lanes, old->lanes, count * sizeof(spindle_lane *));
+    next->lanes[count] = lane;
+    return lane_set_publish(set, next);
+}
+
+void spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index) {
+    struct spindle_lane_array *old = atomic_load_explicit(&set->current, memory_order_relaxed);
+    if (!old || index >= old->count) return;
+    struct spindle_lane_array *next = NULL;
+    if (old->count > 1) {
+        next = malloc(sizeof *next + (old->count - 1) * sizeof(spindle_lane *));
+        if (!next) return;  // keeps the lane listed; the caller must not free it
+        next->count = old->count - 1;
+        memcpy(next->lanes, old->lanes, index * sizeof(spindle_lane *));
+        memcpy(next->lanes + index, old->lanes + index + 1, (old->count - index - 1) * sizeof(spindle_lane *));
+    }
+    lane_set_publish(set, next);
+}
+
+size_t spindle_lane_set_count_consumer(spindle_lane_set *set) {
+    struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_relaxed);
+    return array ? array->count : 0;
+}
+
+spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index) {
+    return atomic_load_explicit(&set->current, memory_order_relaxed)->lanes[index];
+}
+
+bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence) {
+    if (!atomic_load_explicit(&set->current, memory_order_relaxed)) return false;
+    // After the caller's store (IDLE, or `closed` before a stop's last
+    // slice): every producer's BUSY store or publish before this point is
+    // seen below, and every later one sees the caller's store.
+    if (fence) spindle_lanes_heavy_fence();
+    bool runnable = false;
+    urcu_bp_read_lock();
+    struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_acquire);
+    for (size_t i = 0; array && i < array->count && !runnable; i++) {
+        spindle_lane *lane = array->lanes[i];
+        uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
+        runnable = (atomic_load_explicit(&lane->busy, memory_order_acquire) & 1) != 0
+            || (word & SPINDLE_LANE_COUNT_MASK) != atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+        SPINDLE_TSAN_RELEASE(lane);
+    }
+    if (array) SPINDLE_TSAN_RELEASE(array);
+    urcu_bp_read_unlock();
+    return runnable;
+}
+
+void spindle_lane_set_destroy(spindle_lane_set *set) {
+    struct spindle_lane_array *array = atomic_exchange_explicit(&set->current, NULL, memory_order_acq_rel);
+    if (array) {
+        for (size_t i = 0; i < array->count; i++) spindle_lane_release_loop(array->lanes[i]);
+        SPINDLE_TSAN_RELEASE(array);
+        urcu_bp_call_rcu(&array->rcu, lane_array_free_rcu);
+    }
+    free(set);
+}
+
+void spindle_lane_let_go(spindle_lane *lane) { lane_let_go(lane); }
+
+int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_retire) {
+    (void)idle_scans_to_retire;  // the runner no longer gives lanes back: a thread's table bounds them
+    uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
+    uint64_t consumed = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
+    if ((word & SPINDLE_LANE_COUNT_MASK) != consumed) return SPINDLE_LANE_KEEP;
+    // EXITED is set after the thread's last emit ended: drained means done.
+    if (word & SPINDLE_LANE_EXITED) return SPINDLE_LANE_FREE;
+    return SPINDLE_LANE_KEEP;
+}
+
+bool spindle_lane_drained(spindle_lane *lane) {
+    return atomic_load_explicit(&lane->consumed, memory_order_acquire) == lane->tail_count;
+}
+
+bool spindle_lane_note_idle(spindle_lane *lane) {
+    if (lane->tail_count - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
+        lane->idle_window_start = lane->tail_count;
+        lane->idle_hits = 0;
+    }
+    if (lane->idle_hits < SPINDLE_LANE_IDLE_HITS) lane->idle_hits++;
+    return lane->idle_hits >= SPINDLE_LANE_IDLE_HITS && spindle_lane_drained(lane);
+}
+
+void spindle_lane_reset_streak(uint64_t loop_id) {
+    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    if (entry->loop_id == loop_id && entry->lane == NULL) entry->streak = 0;
+}

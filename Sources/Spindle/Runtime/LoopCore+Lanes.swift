@@ -1,0 +1,238 @@
+internal import Atomics
+internal import CSpindle
+
+/// Per-producer lanes on the default queue: a thread that emits into one
+/// loop `laneStreak` times in a row gets a single-producer lane of its own
+/// (`spindle_lane`), announced by a marker in the shared queue; its emits
+/// then cost a slot write, one locked RMW on the lane's own word and a
+/// store. The protocol, model-checked, is `Scheduling/Model/LANES.md`.
+enum Lanes {
+    /// Emits in a row from one thread into one loop that earn a lane
+    /// (`LaneTuning.streak`; 64 unless a test changed it).
+    static var streak: UInt32 {
+        @inline(__always) get { streakSetting.load(ordering: .relaxed) }
+    }
+    static let streakSetting = UnsafeAtomic<UInt32>.create(64)
+    /// Events per block of a lane.
+    static let slotsPerBlock = 64
+    /// Reclaim scans in a row that find a lane drained with nothing new
+    /// before the runner gives it back.
+    static let idleScansToRetire: UInt32 = 8
+
+    /// Loop identities for the threads' lane tables: never reused (an
+    /// address may be).
+    static let nextLoopID = UnsafeAtomic<UInt64>.create(1)
+
+    /// membarrier registered (once per process) before the first lane.
+    static let prepared: Bool = {
+        _ = spindle_lanes_prepare()
+        return true
+    }()
+}
+
+/// For tests and benchmarks (`@_spi(Tuning) import Spindle`): how many
+/// emits in a row through the shared queue earn a thread a lane into a
+/// loop. 1 gives every emitting thread a lane at once (the stress suite's
+/// lane cases); `UInt32.max` never does. Process-wide; read at each emit.
+@_spi(Tuning) public enum LaneTuning {
+    public static var streak: UInt32 {
+        get { Lanes.streakSetting.load(ordering: .relaxed) }
+        set { Lanes.streakSetting.store(Swift.max(1, newValue), ordering: .relaxed) }
+    }
+}
+
+extension LoopCore {
+    // MARK: Producer side
+
+    /// An emit on the calling thread's lane into this loop; nil when the
+    /// lane is no longer usable (retired by the runner, or memory ran out),
+    /// and the caller emits through the shared queue instead.
+    @inline(__always)
+    func emitOnLane(_ lane: OpaquePointer, _ event: Event) -> EmitResult? {
+        let old = spindle_lane_begin(lane)
+        if old & SPINDLE_LANE_RETIRED != 0 {
+            laneGivenBack(lane)
+            return nil
+        }
+        // After the fetch_or (a full barrier): a stop that stored `closed`
+        // before it is seen here; one after it waits for BUSY to clear.
+        if closed.load(ordering: .sequentiallyConsistent) {
+            spindle_lane_abort(lane)
+            return rejectAfterStop(event)
+        }
+        guard let slot = spindle_lane_slot(lane) else {
+            spindle_lane_abort(lane)
+            return nil
+        }
+        slot.assumingMemoryBound(to: Event.self).initialize(to: event)
+        spindle_lane_publish(lane, 1)
+        // May read the scheduling state before the publish is visible: the
+        // runner's re-check counts BUSY lanes (LANES.md, the idle edge).
+        if wake(), spindle_lane_note_idle(lane) {
+            // The loop idles between this thread's emits (each idle
+            // transition costs its runner a membarrier), and every event of
+            // the lane is reduced: back to the shared queue, in order.
+            spindle_lane_forget(loopID)
+            spindle_lane_let_go(lane)
+        }
+        if let hub { acceptedOnLane(event, hub: hub) }
+        return .accepted
+    }
+
+    /// A batch on the calling thread's lane: one fetch_or, one publish.
+    /// nil as for a single emit (nothing was accepted then).
+    func emitOnLane(_ lane: OpaquePointer, contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult? {
+        let old = spindle_lane_begin(lane)
+        if old & SPINDLE_LANE_RETIRED != 0 {
+            laneGivenBack(lane)
+            return nil
+        }
+        if closed.load(ordering: .sequentiallyConsistent) {
+            spindle_lane_abort(lane)
+            return nil  // the shared path counts the rejection
+        }
+        var written = 0
+        var count = 0
+        while written < events.count,
+              let slots = spindle_lane_slots(lane, events.count - written, &count) {
+            slots.assumingMemoryBound(to: Event.self)
+                .initialize(from: events.baseAddress! + written, count: count)
+            written += count
+        }
+        spindle_lane_publish(lane, written)
+        if written > 0 { wake() }
+        if let hub { for event in events.prefix(written) { acceptedOnLane(event, hub: hub) } }
+        if written < events.count {
+            // Memory ran out mid-batch: the rest goes through the shared queue.
+            let rest = emitThroughGate(contentsOf: UnsafeBufferPointer(rebasing: events[written...]))
+            return EmitBatchResult(accepted: written + rest.accepted, dropped: rest.dropped, stopped: rest.stopped)
+        }
+        return EmitBatchResult(accepted: written, dropped: 0, stopped: 0)
+    }
+
+    private func acceptedOnLane(_ event: Event, hub: ObserverHub<State, Event>) {
+        acceptedCount.wrappingIncrement(ordering: .relaxed)
+        if hub.wantsEachEvent { hub.eventAccepted(event) }
+    }
+
+    // The runner retired the lane: it is this thread's alone.
+    @inline(never)
+    private func laneGivenBack(_ lane: OpaquePointer) {
+        spindle_lane_forget(loopID)
+        spindle_lane_destroy_deferred(lane)
+    }
+
+    /// Opens a lane for the calling thread, whose last emit (through the
+    /// shared queue) was accepted: the marker goes through the gate after
+    /// it, so the runner reads the lane only after that event.
+    @inline(never)
+    func openLane() {
+        guard let lane = spindle_lane_create(
+            loopID, MemoryLayout<Event>.size, MemoryLayout<Event>.alignment, Lanes.slotsPerBlock)
+        else { return }
+        spindle_gate_enter()
+        guard !closed.load(ordering: .relaxed), lockFreeQueue!.enqueueMarker(lane) else {
+            spindle_gate_exit()
+            spindle_lane_destroy(lane)
+            return
+        }
+        // The enqueue is an exchange (a full barrier), as for an event.
+        wake()
+        spindle_gate_exit()
+        // The marker is queued: the lane belongs to the loop's runner too
+        // now, so a failed install only lets it go.
+        if !spindle_lane_install(lane) { spindle_lane_let_go(lane) }
+    }
+
+    // MARK: Runner side
+
+    /// A marker was reduced: the runner reads its lane from now on.
+    func laneOpened(_ lane: OpaquePointer) {
+        assertOnRunner()
+        if !spindle_lane_set_add_consumer(laneSet!, lane) {
+            // Out of memory: the lane cannot be read, so its events would be
+            // lost; there is no way to refuse them after the fact.
+            fatalError("Spindle: out of memory adding a producer lane")
+        }
+    }
+
+    /// Hands up to `max` events waiting in the lanes to `body`, lane by
+    /// lane, each in order. Runner only.
+    @inline(__always)
+    func drainLanes(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        guard let set = laneSet else { return 0 }
+        let lanes = spindle_lane_set_count_consumer(set)
+        if lanes == 0 { return 0 }
+        var total = 0
+        var index = 0
+        while index < lanes, total < max {
+            let lane = spindle_lane_set_at_consumer(set, index)!
+            if spindle_lane_available_consumer(lane) > 0 {
+                var count = 0
+                while total < max, let first = spindle_lane_run_consumer(lane, max - total, &count) {
+                    var payload = first
+                    for _ in 0..<count {
+                        body(payload)
+                        payload += MemoryLayout<Event>.stride
+                    }
+                    spindle_lane_consumed(lane, count)
+                    total += count
+                }
+            }
+            index += 1
+        }
+        return total
+    }
+
+    /// Runner only: a lane holds an event not yet taken, or a producer is
+    /// inside an emit on one (BUSY). A hint (no fence): for the runner's
+    /// linger, not for a decision a lost event would follow from.
+    var lanesHaveWork: Bool {
+        guard let set = laneSet, spindle_lane_set_count_consumer(set) > 0 else { return false }
+        return spindle_lane_set_looks_runnable(set, false)
+    }
+
+    /// Any thread (the re-check after going idle, the stop's last slice):
+    /// as `lanesHaveWork`, after the heavy side of the asymmetric fence, so
+    /// that every producer's BUSY store or publish made before the caller's
+    /// store is seen (LANES.md, "Next").
+    var lanesLookRunnable: Bool {
+        guard let set = laneSet else { return false }
+        return spindle_lane_set_looks_runnable(set, true)
+    }
+
+    /// At a slice's end: frees the lanes whose threads let go, once drained,
+    /// and gives back those that stayed idle. Runner only.
+    func reclaimLanes() {
+        guard let set = laneSet else { return }
+        var index = spindle_lane_set_count_consumer(set)
+        while index > 0 {
+            index -= 1
+            let lane = spindle_lane_set_at_consumer(set, index)!
+            switch spindle_lane_reclaim_consumer(lane, Lanes.idleScansToRetire) {
+            case SPINDLE_LANE_FREE:
+                spindle_lane_set_remove_consumer(set, index)
+                spindle_lane_destroy_deferred(lane)
+            case SPINDLE_LANE_GIVEN_BACK:
+                spindle_lane_set_remove_consumer(set, index)
+            default:
+                break
+            }
+        }
+    }
+
+    /// The loop is going away: deinitializes what is left in its lanes and
+    /// lets every lane go (its threads free theirs).
+    func releaseLanes() {
+        guard let set = laneSet else { return }
+        let lanes = spindle_lane_set_count_consumer(set)
+        for index in 0..<lanes {
+            let lane = spindle_lane_set_at_consumer(set, index)!
+            _ = spindle_lane_available_consumer(lane)
+            while let payload = spindle_lane_next_consumer(lane) {
+                payload.assumingMemoryBound(to: Event.self).deinitialize(count: 1)
+            }
+        }
+        spindle_lane_set_destroy(set)
+    }
+}

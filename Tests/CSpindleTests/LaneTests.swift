@@ -1,0 +1,195 @@
+import CSpindle
+import Foundation
+import Synchronization
+import Testing
+
+/// One emit on a lane as the engine will do it (LANES.md): begin, slot,
+/// write, publish. False when the lane was retired (the caller owns it).
+private func laneEmit(_ lane: OpaquePointer, _ value: Int) throws -> Bool {
+    let old = spindle_lane_begin(lane)
+    if old & SPINDLE_LANE_RETIRED != 0 { return false }
+    let slot = try #require(spindle_lane_slot(lane))
+    slot.storeBytes(of: value, as: Int.self)
+    spindle_lane_publish(lane, 1)
+    return true
+}
+
+/// Reads every published slot (the runner's side).
+private func laneDrain(_ lane: OpaquePointer) -> [Int] {
+    var values: [Int] = []
+    _ = spindle_lane_available_consumer(lane)
+    while let payload = spindle_lane_next_consumer(lane) {
+        values.append(payload.load(as: Int.self))
+    }
+    return values
+}
+
+/// A lane id no other test uses (the thread tables are process-wide).
+private let nextLoopID = Atomic<UInt64>(0x5EED_0000)
+private func freshLoopID() -> UInt64 { nextLoopID.add(1, ordering: .relaxed).newValue }
+
+extension CSpindleTarget {
+    @Suite("spindle_lane: per-producer lanes")
+    struct LaneTests {
+        @Test func eventsComeOutInOrderAcrossBlocks() throws {
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            defer { spindle_lane_destroy(lane) }
+            var seen: [Int] = []
+            for round in 0..<5 {
+                for value in 0..<(round * 7 + 1) {
+                    #expect(try laneEmit(lane, round * 1000 + value))
+                }
+                seen += laneDrain(lane)
+            }
+            let expected = (0..<5).flatMap { round in (0..<(round * 7 + 1)).map { round * 1000 + $0 } }
+            #expect(seen == expected)
+            #expect(spindle_lane_word(lane) & SPINDLE_LANE_COUNT_MASK == UInt64(expected.count))
+        }
+
+        /// Batches: runs of adjacent slots across block boundaries, one
+        /// publish per batch, read back in order.
+        @Test func batchesComeOutInOrderAcrossBlocks() throws {
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            defer { spindle_lane_destroy(lane) }
+            var next = 0
+            var seen: [Int] = []
+            for size in [1, 3, 4, 5, 9, 0, 2, 17] {
+                _ = spindle_lane_begin(lane)
+                var written = 0
+                var count = 0
+                while written < size, let slots = spindle_lane_slots(lane, size - written, &count) {
+                    for offset in 0..<count {
+                        (slots + offset * 8).storeBytes(of: next, as: Int.self)
+                        next += 1
+                    }
+                    written += count
+                }
+                #expect(written == size)
+                spindle_lane_publish(lane, written)
+                seen += laneDrain(lane)
+            }
+            #expect(seen == Array(0..<next))
+        }
+
+        /// The idle re-check's view: a lane with a producer inside an emit
+        /// (BUSY) counts as work, as does a published slot not yet taken.
+        @Test func aBusyOrUnreadLaneLooksRunnable() throws {
+            _ = spindle_lanes_prepare()
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            let set = try #require(spindle_lane_set_create())
+            #expect(spindle_lane_set_add_consumer(set, lane))
+            #expect(!spindle_lane_set_looks_runnable(set, true))
+            _ = spindle_lane_begin(lane)
+            #expect(spindle_lane_set_looks_runnable(set, true))
+            spindle_lane_abort(lane)
+            #expect(!spindle_lane_set_looks_runnable(set, true))
+            #expect(try laneEmit(lane, 7))
+            #expect(spindle_lane_set_looks_runnable(set, true))
+            #expect(laneDrain(lane) == [7])
+            #expect(!spindle_lane_set_looks_runnable(set, true))
+            // The loop goes away before the lane's thread: ORPHANED, left to the thread.
+            spindle_lane_set_destroy(set)
+            #expect(spindle_lane_word(lane) & SPINDLE_LANE_ORPHANED != 0)
+            spindle_lane_destroy(lane)
+        }
+
+        /// Conservation and order between two threads, through many blocks
+        /// (so the spare block goes back and forth).
+        @Test func oneProducerOneConsumer() throws {
+            let count = 1_000_000
+            let lane = SharedHandle(raw: try #require(spindle_lane_create(freshLoopID(), 8, 8, 32)))
+            let failures = Atomic<Int>(0)
+            let producer = TestThreads(1, name: "lane-producer") { _ in
+                for value in 0..<count {
+                    guard (try? laneEmit(lane.raw, value)) == true else {
+                        failures.add(1, ordering: .relaxed)
+                        return
+                    }
+                }
+            }
+            var next = 0
+            var idle = ConsumerIdle()
+            let deadline = ContinuousClock.now + .seconds(60)
+            while next < count, failures.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
+                if spindle_lane_available_consumer(lane.raw) == 0 {
+                    idle.pause()
+                    continue
+                }
+                while let payload = spindle_lane_next_consumer(lane.raw) {
+                    let value = payload.load(as: Int.self)
+                    if value != next { break }
+                    next += 1
+                }
+            }
+            #expect(producer.join())
+            #expect(failures.load(ordering: .relaxed) == 0)
+            #expect(next == count, "events arrived out of order or were lost: next expected \(next)")
+            spindle_lane_destroy(lane.raw)
+        }
+
+        /// The thread table: a streak earns a lane, the installed lane is
+        /// found again, another loop in the same slot lets it go (EXITED).
+        @Test func theThreadTableOpensFindsAndLetsGo() throws {
+            let result = Mutex<[String]>([])
+            let thread = TestThreads(1, name: "lane-table") { _ in
+                var notes: [String] = []
+                let loop = freshLoopID()
+                var open = false
+                for emit in 1...3 {
+                    if spindle_lane_lookup(loop, 3, &open) != nil { notes.append("lane before install") }
+                    if open != (emit == 3) { notes.append("should_open wrong at emit \(emit)") }
+                }
+                guard let lane = spindle_lane_create(loop, 8, 8, 4), spindle_lane_install(lane) else {
+                    notes.append("create or install failed")
+                    result.withLock { $0 = notes }
+                    return
+                }
+                if spindle_lane_lookup(loop, 3, &open) != lane { notes.append("installed lane not found") }
+                // The loop goes away first: ORPHANED, not freed (the thread holds it).
+                if spindle_lane_release_loop(lane) { notes.append("freed while the thread held it") }
+                result.withLock { $0 = notes }
+                // Thread exit: the destructor finds ORPHANED and frees the lane.
+            }
+            #expect(thread.join())
+            #expect(result.withLock { $0 } == [])
+        }
+
+        /// Thread exit marks the lane EXITED; the runner, having drained it,
+        /// frees it. 64 short-lived threads, each a burst into its own lane.
+        @Test func shortLivedThreadsLetTheirLanesGo() throws {
+            let threads = 64
+            let burst = 200
+            let loop = freshLoopID()
+            let lanes = Mutex<[SharedHandle]>([])
+            let failures = Atomic<Int>(0)
+            let producers = TestThreads(threads, name: "lane-burst") { index in
+                guard let lane = spindle_lane_create(loop, 8, 8, 16), spindle_lane_install(lane) else {
+                    failures.add(1, ordering: .relaxed)
+                    return
+                }
+                lanes.withLock { $0.append(SharedHandle(raw: lane)) }
+                for sequence in 0..<burst {
+                    guard (try? laneEmit(lane, index << 32 | sequence)) == true else {
+                        failures.add(1, ordering: .relaxed)
+                        return
+                    }
+                }
+            }
+            #expect(producers.join())
+            #expect(failures.load(ordering: .relaxed) == 0)
+            var check = ProducerStreamCheck(producers: threads, perProducer: burst)
+            var freed = 0
+            for lane in lanes.withLock({ $0 }) {
+                for value in laneDrain(lane.raw) { check.record(value) }
+                let word = spindle_lane_word(lane.raw)
+                #expect(word & SPINDLE_LANE_EXITED != 0, "the thread's exit did not let its lane go")
+                if word & SPINDLE_LANE_EXITED != 0, word & SPINDLE_LANE_BUSY == 0 {
+                    spindle_lane_destroy(lane.raw)  // the runner's part: drained and EXITED
+                    freed += 1
+                }
+            }
+            #expect(freed == threads)
+            check.expectEveryEventExactlyOnceInProducerOrder()
+        }
+    }
+}

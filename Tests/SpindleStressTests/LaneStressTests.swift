@@ -1,0 +1,79 @@
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import CSpindle
+import Testing
+import SpindleTestSupport
+
+extension StressSuite {
+    /// Per-producer lanes (LANES.md) under Thread Sanitizer, with every
+    /// emitting thread given a lane at its first emit (`LaneTuning.streak =
+    /// 1`), so each case takes the lane path for certain: lanes opened while
+    /// other threads stream, let go when a thread's table of 8 lanes wants
+    /// the slot for another loop (12 loops per thread here), let go when the
+    /// loop keeps idling, let go at thread exit, and left behind by loops
+    /// that stop first. Checked: conservation per loop (accepted = reduced),
+    /// each thread's order per loop, and every lane freed once the threads
+    /// have exited and the loops are gone.
+    @Suite("Per-producer lanes")
+    struct LaneStressTests {
+        @Test("threads stream into 12 loops in turn, lanes come and go; nothing lost, each in order",
+              .timeLimit(.minutes(5)))
+        func lanesComeAndGoAcrossLoops() async {
+            let baseline = await LiveBaseline.settle()
+            let lanesLive = spindle_live_lanes()
+            let lanesCreated = spindle_lanes_created()
+            let savedStreak = LaneTuning.streak
+            LaneTuning.streak = 1
+            defer { LaneTuning.streak = savedStreak }
+            let producers = 4
+            let loopCount = 12
+            let bursts = max(4, StressScale.rounds)
+            let burst = 300
+            do {
+                let checkers = (0..<loopCount).map { _ in OrderChecker(producers: producers) }
+                let loops = checkers.map {
+                    Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start()
+                }
+                let accepted = (0..<loopCount).map { _ in Counter() }
+                let finished = await onThreads(producers, within: 240) { producer in
+                    var random = SplitMix64(seed: UInt64(producer + 7))
+                    var next = Array(repeating: 0, count: loopCount)
+                    for _ in 0..<bursts {
+                        let target = Int(random.next() % UInt64(loopCount))
+                        var batch: [Stamped] = []
+                        var sent = 0
+                        while sent < burst {
+                            if random.next() % 3 == 0 {
+                                let size = min(Int(random.next() % 64) + 1, burst - sent)
+                                batch.removeAll(keepingCapacity: true)
+                                for offset in 0..<size {
+                                    batch.append(Stamped(producer: producer, sequence: next[target] + offset))
+                                }
+                                let result = loops[target].emit(contentsOf: batch)
+                                accepted[target].add(result.accepted)
+                                next[target] += result.accepted
+                                sent += size
+                            } else {
+                                if loops[target].emit(Stamped(producer: producer, sequence: next[target])) == .accepted {
+                                    accepted[target].add()
+                                    next[target] += 1
+                                }
+                                sent += 1
+                            }
+                        }
+                    }
+                }
+                #expect(finished, "producers did not finish: a hang")
+                for index in 0..<loopCount {
+                    let report = await loops[index].stop()
+                    #expect(report.reduced == accepted[index].current, "loop \(index): accepted \(accepted[index].current), reduced \(report.reduced)")
+                    #expect(checkers[index].outOfOrder == 0 && checkers[index].gaps == 0,
+                            "loop \(index): \(checkers[index].outOfOrder) out of order, \(checkers[index].gaps) gaps")
+                }
+                #expect(spindle_lanes_created() > lanesCreated, "no thread took a lane")
+            }
+            await baseline.expectReturned()
+            let lanesFreed = await eventually { spindle_live_lanes() <= lanesLive }
+            #expect(lanesFreed, "lanes left behind: \(spindle_live_lanes() - lanesLive)")
+        }
+    }
+}
