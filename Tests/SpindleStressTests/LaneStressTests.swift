@@ -26,7 +26,7 @@ extension StressSuite {
             defer { LaneTuning.streak = savedStreak }
             let producers = 4
             let loopCount = 12
-            let bursts = max(4, StressScale.rounds)
+            let bursts = max(40, StressScale.rounds * 4)
             let burst = 300
             do {
                 let checkers = (0..<loopCount).map { _ in OrderChecker(producers: producers) }
@@ -69,7 +69,10 @@ extension StressSuite {
                     #expect(checkers[index].outOfOrder == 0 && checkers[index].gaps == 0,
                             "loop \(index): \(checkers[index].outOfOrder) out of order, \(checkers[index].gaps) gaps")
                 }
-                #expect(spindle_lanes_created() > lanesCreated, "no thread took a lane")
+                let lanesTaken = spindle_lanes_created() - lanesCreated
+                #expect(lanesTaken > 0, "no thread took a lane")
+                reportTotal("lane-events", queue: "lockFree", accepted.map(\.current).reduce(0, +))
+                reportTotal("lanes-taken", queue: "lockFree", lanesTaken)
             }
             await baseline.expectReturned()
             let lanesFreed = await eventually { spindle_live_lanes() <= lanesLive }
