@@ -1,6 +1,7 @@
 // Per-producer lanes: a single-producer / single-consumer queue of
 // fixed-size payloads in linked blocks, for one hot producer thread of one
-// loop. The protocol (the lane word, BUSY / RETIRED / EXITED / ORPHANED, the
+// loop. The protocol (the BUSY generation, the lane word with EXITED and
+// ORPHANED, the
 // marker that opens a lane, the idle edge, stop) is
 // Sources/Spindle/Runtime/Scheduling/Model/LANES.md, model-checked by
 // lanes.pml beside it. This file holds the memory: blocks, the spare block,
@@ -204,7 +205,7 @@ void spindle_lanes_heavy_fence(void) {
     }
 }
 
-uint64_t spindle_lane_begin(spindle_lane *lane) {
+void spindle_lane_begin(spindle_lane *lane) {
     uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
     atomic_store_explicit(&lane->busy, generation + 1, memory_order_relaxed);
     if (asymmetric) {
@@ -212,7 +213,6 @@ uint64_t spindle_lane_begin(spindle_lane *lane) {
     } else {
         atomic_thread_fence(memory_order_seq_cst);
     }
-    return 0;
 }
 
 void spindle_lane_abort(spindle_lane *lane) {
@@ -318,14 +318,6 @@ void *spindle_lane_next_consumer(spindle_lane *lane) {
     return payload;
 }
 
-bool spindle_lane_retire_consumer(spindle_lane *lane) {
-    // Drained, not BUSY, no flag: the exact word the runner last read.
-    uint64_t expected = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
-    if (expected != lane->published) return false;
-    return atomic_compare_exchange_strong_explicit(&lane->word, &expected, expected | SPINDLE_LANE_RETIRED,
-                                                   memory_order_seq_cst, memory_order_relaxed);
-}
-
 bool spindle_lane_release_loop(spindle_lane *lane) {
     uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_ORPHANED, memory_order_acq_rel);
     if (old & SPINDLE_LANE_EXITED) {
@@ -353,12 +345,12 @@ static _Thread_local struct spindle_lane_table lane_table;
 static pthread_key_t lane_key;
 static pthread_once_t lane_key_once = PTHREAD_ONCE_INIT;
 
-// The thread's side of a lane's end: EXITED, unless the runner retired it or
-// the loop is gone, in which case nobody else will free it.
+// The thread's side of a lane's end: EXITED, unless the loop is gone, in
+// which case nobody else will free it.
 static void lane_let_go(spindle_lane *lane) {
     uint64_t old = atomic_fetch_or_explicit(&lane->word, SPINDLE_LANE_EXITED, memory_order_acq_rel);
     // Deferred: a thread re-checking an idle loop may be reading the word.
-    if (old & (SPINDLE_LANE_RETIRED | SPINDLE_LANE_ORPHANED)) spindle_lane_destroy_deferred(lane);
+    if (old & SPINDLE_LANE_ORPHANED) spindle_lane_destroy_deferred(lane);
 }
 
 static void lane_thread_exit(void *unused) {
@@ -519,14 +511,11 @@ void spindle_lane_set_destroy(spindle_lane_set *set) {
 
 void spindle_lane_let_go(spindle_lane *lane) { lane_let_go(lane); }
 
-int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_retire) {
-    (void)idle_scans_to_retire;  // the runner no longer gives lanes back: a thread's table bounds them
+bool spindle_lane_reclaim_consumer(spindle_lane *lane) {
     uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
     uint64_t consumed = atomic_load_explicit(&lane->consumed, memory_order_relaxed);
-    if ((word & SPINDLE_LANE_COUNT_MASK) != consumed) return SPINDLE_LANE_KEEP;
     // EXITED is set after the thread's last emit ended: drained means done.
-    if (word & SPINDLE_LANE_EXITED) return SPINDLE_LANE_FREE;
-    return SPINDLE_LANE_KEEP;
+    return (word & SPINDLE_LANE_EXITED) && (word & SPINDLE_LANE_COUNT_MASK) == consumed;
 }
 
 bool spindle_lane_drained(spindle_lane *lane) {

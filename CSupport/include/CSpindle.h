@@ -382,19 +382,17 @@ bool spindle_runq_is_empty(spindle_runq *queue);
 /// lanes.pml model-checks it.
 ///
 /// The lane word: the count of published slots, and flags.
-#define SPINDLE_LANE_BUSY (1ull << 63)      /* a producer is inside an emit */
-#define SPINDLE_LANE_RETIRED (1ull << 62)   /* the runner gave the lane back */
 #define SPINDLE_LANE_EXITED (1ull << 61)    /* the producer let go (thread exit, evicted) */
 #define SPINDLE_LANE_ORPHANED (1ull << 60)  /* the loop is gone */
 #define SPINDLE_LANE_COUNT_MASK 0x0FFFFFFFFFFFFFFFull  /* bits 0-59 */
 
 ///   | operation                    | producer ops | runner ops | release_loop |
 ///   | begin/slot/publish/abort (1) |      no*     |    yes     |     no**     |
-///   | available/next/retire  (1)   |      yes     |    no*     |     no       |
+///   | available/run/reclaim  (1)   |      yes     |    no*     |     no       |
 ///   * one thread at a time on each side.
 ///   ** the loop is released only when no emit into it can be running.
 ///   Who frees a lane: exactly one of the runner (EXITED and drained), the
-///   producer thread (it finds RETIRED or ORPHANED), or `release_loop`
+///   producer thread (it finds ORPHANED when it lets go), or `release_loop`
 ///   (it finds EXITED).
 typedef struct spindle_lane spindle_lane;
 
@@ -416,10 +414,11 @@ long spindle_live_lanes(void);
 /// Lanes ever created, process-wide (tests: whether a path took lanes).
 long spindle_lanes_created(void);
 
-/// Producer: starts an emit (fetch_or BUSY, sequentially consistent: a full
-/// barrier) and returns the word before it. If it has RETIRED, the lane is
-/// the caller's alone: `spindle_lane_forget`, then destroy it.
-uint64_t spindle_lane_begin(spindle_lane *lane);
+/// Producer: starts an emit: a plain store of the BUSY generation (odd),
+/// then a compiler barrier (a full fence when membarrier is unavailable).
+/// The caller then loads the loop's `closed`; the runner's membarrier
+/// (`spindle_lanes_heavy_fence`) orders the two for the side that reads.
+void spindle_lane_begin(spindle_lane *lane);
 /// Producer: ends a begun emit without publishing (the loop was closed).
 void spindle_lane_abort(spindle_lane *lane);
 /// Producer, between begin and publish: the next slot's payload area,
@@ -436,7 +435,7 @@ void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count);
 /// (one release store). `count` may be 0.
 void spindle_lane_publish(spindle_lane *lane, size_t count);
 /// Producer: lets go of a lane it will not use again (EXITED), freeing it
-/// when the runner retired it or the loop is gone (as at thread exit).
+/// when the loop is gone (as at thread exit).
 void spindle_lane_let_go(spindle_lane *lane);
 
 /// Runner: the lane word (sequentially consistent), for the re-check after
@@ -457,19 +456,10 @@ void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count);
 void spindle_lane_consumed(spindle_lane *lane, size_t count);
 /// Runner: one payload (`run` and `consumed` for one), or NULL.
 void *spindle_lane_next_consumer(spindle_lane *lane);
-/// Runner, at a slice's end: what to do with a lane in the set.
-/// `SPINDLE_LANE_FREE`: it is EXITED and drained: remove it, then free it
-/// (deferred). `SPINDLE_LANE_GIVEN_BACK`: it was drained with no new slot
-/// at `idle_scans_to_retire` scans in a row and is now RETIRED: remove it
-/// (its producer frees it). `SPINDLE_LANE_KEEP`: neither.
-int spindle_lane_reclaim_consumer(spindle_lane *lane, uint32_t idle_scans_to_retire);
-#define SPINDLE_LANE_KEEP 0
-#define SPINDLE_LANE_GIVEN_BACK 1
-#define SPINDLE_LANE_FREE 2
-/// Runner: gives a drained lane that is not BUSY back to its producer (a CAS
-/// from the exact count to count | RETIRED). False when the lane has
-/// unconsumed slots, a producer in an emit, or a flag.
-bool spindle_lane_retire_consumer(spindle_lane *lane);
+/// Runner, at a slice's end: true when the lane's thread let it go (EXITED)
+/// and every event is taken: remove it from the set, then free it
+/// (deferred).
+bool spindle_lane_reclaim_consumer(spindle_lane *lane);
 /// The loop is going away: marks the lane ORPHANED; frees it and returns
 /// true when its producer already let go (EXITED).
 bool spindle_lane_release_loop(spindle_lane *lane);

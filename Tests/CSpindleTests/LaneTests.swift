@@ -3,11 +3,10 @@ import Foundation
 import Synchronization
 import Testing
 
-/// One emit on a lane as the engine will do it (LANES.md): begin, slot,
-/// write, publish. False when the lane was retired (the caller owns it).
+/// One emit on a lane as the engine does it (LANES.md): begin, slot,
+/// write, publish. (The engine reads the loop's `closed` after begin.)
 private func laneEmit(_ lane: OpaquePointer, _ value: Int) throws -> Bool {
-    let old = spindle_lane_begin(lane)
-    if old & SPINDLE_LANE_RETIRED != 0 { return false }
+    spindle_lane_begin(lane)
     let slot = try #require(spindle_lane_slot(lane))
     slot.storeBytes(of: value, as: Int.self)
     spindle_lane_publish(lane, 1)
@@ -54,7 +53,7 @@ extension CSpindleTarget {
             var next = 0
             var seen: [Int] = []
             for size in [1, 3, 4, 5, 9, 0, 2, 17] {
-                _ = spindle_lane_begin(lane)
+                spindle_lane_begin(lane)
                 var written = 0
                 var count = 0
                 while written < size, let slots = spindle_lane_slots(lane, size - written, &count) {
@@ -79,7 +78,7 @@ extension CSpindleTarget {
             let set = try #require(spindle_lane_set_create())
             #expect(spindle_lane_set_add_consumer(set, lane))
             #expect(!spindle_lane_set_looks_runnable(set, true))
-            _ = spindle_lane_begin(lane)
+            spindle_lane_begin(lane)
             #expect(spindle_lane_set_looks_runnable(set, true))
             spindle_lane_abort(lane)
             #expect(!spindle_lane_set_looks_runnable(set, true))
@@ -91,6 +90,20 @@ extension CSpindleTarget {
             spindle_lane_set_destroy(set)
             #expect(spindle_lane_word(lane) & SPINDLE_LANE_ORPHANED != 0)
             spindle_lane_destroy(lane)
+        }
+
+        /// Reclamation: a lane its thread let go is freed by the runner only
+        /// once every published slot has been taken.
+        @Test func aLetGoLaneIsReclaimedOnlyWhenDrained() throws {
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            defer { spindle_lane_destroy(lane) }
+            #expect(try laneEmit(lane, 1))
+            #expect(!spindle_lane_reclaim_consumer(lane))  // its thread still holds it
+            spindle_lane_let_go(lane)
+            #expect(spindle_lane_word(lane) & SPINDLE_LANE_EXITED != 0)
+            #expect(!spindle_lane_reclaim_consumer(lane))  // one slot not taken
+            #expect(laneDrain(lane) == [1])
+            #expect(spindle_lane_reclaim_consumer(lane))
         }
 
         /// Conservation and order between two threads, through many blocks
@@ -181,9 +194,9 @@ extension CSpindleTarget {
             var freed = 0
             for lane in lanes.withLock({ $0 }) {
                 for value in laneDrain(lane.raw) { check.record(value) }
-                let word = spindle_lane_word(lane.raw)
-                #expect(word & SPINDLE_LANE_EXITED != 0, "the thread's exit did not let its lane go")
-                if word & SPINDLE_LANE_EXITED != 0, word & SPINDLE_LANE_BUSY == 0 {
+                #expect(spindle_lane_word(lane.raw) & SPINDLE_LANE_EXITED != 0,
+                        "the thread's exit did not let its lane go")
+                if spindle_lane_reclaim_consumer(lane.raw) {
                     spindle_lane_destroy(lane.raw)  // the runner's part: drained and EXITED
                     freed += 1
                 }

@@ -15,9 +15,6 @@ enum Lanes {
     static let streakSetting = UnsafeAtomic<UInt32>.create(64)
     /// Events per block of a lane.
     static let slotsPerBlock = 64
-    /// Reclaim scans in a row that find a lane drained with nothing new
-    /// before the runner gives it back.
-    static let idleScansToRetire: UInt32 = 8
 
     /// Loop identities for the threads' lane tables: never reused (an
     /// address may be).
@@ -44,22 +41,12 @@ enum Lanes {
 extension LoopCore {
     // MARK: Producer side
 
-    /// An emit on the calling thread's lane into this loop; nil when the
-    /// lane is no longer usable (retired by the runner, or memory ran out),
-    /// and the caller emits through the shared queue instead.
+    /// An emit on the calling thread's lane into this loop; nil when memory
+    /// ran out for a new block, and the caller emits through the shared
+    /// queue instead.
     @inline(__always)
     func emitOnLane(_ lane: OpaquePointer, _ event: Event) -> EmitResult? {
-        let old = spindle_lane_begin(lane)
-        if old & SPINDLE_LANE_RETIRED != 0 {
-            laneGivenBack(lane)
-            return nil
-        }
-        // After the fetch_or (a full barrier): a stop that stored `closed`
-        // before it is seen here; one after it waits for BUSY to clear.
-        if closed.load(ordering: .sequentiallyConsistent) {
-            spindle_lane_abort(lane)
-            return rejectAfterStop(event)
-        }
+        guard beginLaneEmit(lane) else { return rejectAfterStop(event) }
         guard let slot = spindle_lane_slot(lane) else {
             spindle_lane_abort(lane)
             return nil
@@ -79,18 +66,11 @@ extension LoopCore {
         return .accepted
     }
 
-    /// A batch on the calling thread's lane: one fetch_or, one publish.
-    /// nil as for a single emit (nothing was accepted then).
+    /// A batch on the calling thread's lane: one BUSY store, one publish.
+    /// nil when the loop is closed (the shared path then counts the
+    /// rejection).
     func emitOnLane(_ lane: OpaquePointer, contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult? {
-        let old = spindle_lane_begin(lane)
-        if old & SPINDLE_LANE_RETIRED != 0 {
-            laneGivenBack(lane)
-            return nil
-        }
-        if closed.load(ordering: .sequentiallyConsistent) {
-            spindle_lane_abort(lane)
-            return nil  // the shared path counts the rejection
-        }
+        guard beginLaneEmit(lane) else { return nil }
         var written = 0
         var count = 0
         while written < events.count,
@@ -115,11 +95,19 @@ extension LoopCore {
         if hub.wantsEachEvent { hub.eventAccepted(event) }
     }
 
-    // The runner retired the lane: it is this thread's alone.
-    @inline(never)
-    private func laneGivenBack(_ lane: OpaquePointer) {
-        spindle_lane_forget(loopID)
-        spindle_lane_destroy_deferred(lane)
+    // Starts an emit on a lane (its BUSY store), then reads `closed`: false,
+    // with the emit ended, when the loop is closed. The load may pass the
+    // BUSY store (it is a plain store); a stop's last slice calls
+    // membarrier before it reads BUSY, so either it sees this emit under
+    // way and waits, or this load sees `closed` (LANES.md, "Stop").
+    @inline(__always)
+    private func beginLaneEmit(_ lane: OpaquePointer) -> Bool {
+        spindle_lane_begin(lane)
+        if closed.load(ordering: .relaxed) {
+            spindle_lane_abort(lane)
+            return false
+        }
+        return true
     }
 
     /// Opens a lane for the calling thread, whose last emit (through the
@@ -201,22 +189,17 @@ extension LoopCore {
         return spindle_lane_set_looks_runnable(set, true)
     }
 
-    /// At a slice's end: frees the lanes whose threads let go, once drained,
-    /// and gives back those that stayed idle. Runner only.
+    /// At a slice's end: frees the lanes whose threads let go, once
+    /// drained. Runner only.
     func reclaimLanes() {
         guard let set = laneSet else { return }
         var index = spindle_lane_set_count_consumer(set)
         while index > 0 {
             index -= 1
             let lane = spindle_lane_set_at_consumer(set, index)!
-            switch spindle_lane_reclaim_consumer(lane, Lanes.idleScansToRetire) {
-            case SPINDLE_LANE_FREE:
+            if spindle_lane_reclaim_consumer(lane) {
                 spindle_lane_set_remove_consumer(set, index)
                 spindle_lane_destroy_deferred(lane)
-            case SPINDLE_LANE_GIVEN_BACK:
-                spindle_lane_set_remove_consumer(set, index)
-            default:
-                break
             }
         }
     }
