@@ -1,13 +1,16 @@
 // Per-producer lanes: a single-producer / single-consumer queue of
 // fixed-size payloads in linked blocks, for one hot producer thread of one
 // loop. The protocol (the BUSY generation, the lane word with EXITED and
-// ORPHANED, the
-// marker that opens a lane, the idle edge, stop) is
-// Sources/Spindle/Runtime/Scheduling/Model/LANES.md, model-checked by
-// lanes.pml beside it. This file holds the memory: blocks, the spare block,
-// the thread's table of lanes, and who frees a lane.
+// ORPHANED, the marker that opens a lane, the idle edge, stop) is
+// Sources/Spindle/Runtime/Scheduling/Model/LANES.md ("v2, as built"),
+// model-checked by lanes.pml beside it. This file holds the memory: blocks
+// and their reuse, the thread's table of lanes, the runner's lane set, and
+// who frees a lane.
 //
-// Plain C11 atomics (no liburcu): TSan sees every edge.
+// The lanes themselves use C11 atomics, which TSan sees. liburcu serves the
+// runner's lane set (an RCU-published array, read in a urcu-bp read-side
+// section) and the deferred frees (call_rcu), whose ordering TSan is told
+// about explicitly.
 #define _GNU_SOURCE  // syscall(2)
 #include <urcu/urcu-bp.h>
 

@@ -1,6 +1,6 @@
 // CSpindle: the C half of Spindle's engine.
 //
-// Three structures live here, each behind an opaque pointer so that Swift
+// Four structures live here, each behind an opaque pointer so that Swift
 // never sees liburcu's types (its transparent-union arguments cannot be
 // called from Swift; every liburcu call is wrapped in a plain-pointer shim):
 //
@@ -8,6 +8,8 @@
 //                     concurrent queue (wfcqueue), with pooled nodes that carry
 //                     the Swift payload inline (no allocation per event in
 //                     steady state).
+//   spindle_lane_*    per-producer SPSC lanes in linked blocks, the threads'
+//                     tables of them and the runner's set (LANES.md).
 //   spindle_ring_*    bounded MPSC ring in C11 <stdatomic.h>: per-slot
 //                     sequence numbers, cache-line padded, power-of-two
 //                     capacity, batch claim / batch consume. It hands out
@@ -378,7 +380,7 @@ bool spindle_runq_is_empty(spindle_runq *queue);
 /// A single-producer / single-consumer queue of fixed-size payloads in linked
 /// blocks: one hot producer thread's way into one loop. The protocol that
 /// keeps the loop's contract (order across the switch from the shared queue,
-/// the idle edge, stop, reclamation) is LANES.md beside the scheduling model;
+/// the idle edge, stop, reclamation) is LANES.md ("v2, as built") beside the scheduling model;
 /// lanes.pml model-checks it.
 ///
 /// The lane word: the count of published slots, and flags.
@@ -422,8 +424,8 @@ void spindle_lane_begin(spindle_lane *lane);
 /// Producer: ends a begun emit without publishing (the loop was closed).
 void spindle_lane_abort(spindle_lane *lane);
 /// Producer, between begin and publish: the next slot's payload area,
-/// uninitialized (linking a block when the current one is full: the spare
-/// the runner handed back, or a new one). NULL on exhaustion: publish what
+/// uninitialized (linking a block when the current one is full: one the
+/// runner handed back, or a new one, twice the last new one's size). NULL on exhaustion: publish what
 /// was written (or abort when nothing was).
 void *spindle_lane_slot(spindle_lane *lane);
 /// Producer, between begin and publish: up to `max` next slots that lie

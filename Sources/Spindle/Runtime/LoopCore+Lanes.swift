@@ -2,10 +2,11 @@ internal import Atomics
 internal import CSpindle
 
 /// Per-producer lanes on the default queue: a thread that emits into one
-/// loop `laneStreak` times in a row gets a single-producer lane of its own
-/// (`spindle_lane`), announced by a marker in the shared queue; its emits
-/// then cost a slot write, one locked RMW on the lane's own word and a
-/// store. The protocol, model-checked, is `Scheduling/Model/LANES.md`.
+/// loop `Lanes.streak` times in a row without finding it idle gets a
+/// single-producer lane of its own (`spindle_lane`), announced by a marker
+/// in the shared queue; its emits then cost a slot write and plain stores,
+/// no locked instruction. The protocol is `Scheduling/Model/LANES.md`
+/// ("v2, as built"), model-checked by `lanes.pml` beside it.
 enum Lanes {
     /// Emits in a row from one thread into one loop that earn a lane
     /// (`LaneTuning.streak`; 64 unless a test changed it).
@@ -54,7 +55,7 @@ extension LoopCore {
         slot.assumingMemoryBound(to: Event.self).initialize(to: event)
         spindle_lane_publish(lane, 1)
         // May read the scheduling state before the publish is visible: the
-        // runner's re-check counts BUSY lanes (LANES.md, the idle edge).
+        // runner's re-check counts BUSY lanes after a membarrier (LANES.md).
         if wake(), spindle_lane_note_idle(lane) {
             // The loop idles between this thread's emits (each idle
             // transition costs its runner a membarrier), and every event of
@@ -99,7 +100,7 @@ extension LoopCore {
     // with the emit ended, when the loop is closed. The load may pass the
     // BUSY store (it is a plain store); a stop's last slice calls
     // membarrier before it reads BUSY, so either it sees this emit under
-    // way and waits, or this load sees `closed` (LANES.md, "Stop").
+    // way and waits, or this load sees `closed` (LANES.md, "v2, as built").
     @inline(__always)
     private func beginLaneEmit(_ lane: OpaquePointer) -> Bool {
         spindle_lane_begin(lane)
@@ -183,7 +184,7 @@ extension LoopCore {
     /// Any thread (the re-check after going idle, the stop's last slice):
     /// as `lanesHaveWork`, after the heavy side of the asymmetric fence, so
     /// that every producer's BUSY store or publish made before the caller's
-    /// store is seen (LANES.md, "Next").
+    /// store is seen (LANES.md, "v2, as built").
     var lanesLookRunnable: Bool {
         guard let set = laneSet else { return false }
         return spindle_lane_set_looks_runnable(set, true)
