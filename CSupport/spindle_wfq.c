@@ -32,7 +32,8 @@
 struct spindle_wfq_node {
     struct cds_wfcq_node link;   // queue link (liburcu)
     _Atomic uint32_t free_next;  // free list: index + 1 of the next free node, 0 = end
-    uint32_t index;              // this node's number; immutable after creation
+    uint32_t index;              // this node's number (< 2^31); immutable after creation but for
+                                 // the marker bit, which only the node's owner touches (see Markers)
 };
 _Static_assert(sizeof(struct spindle_wfq_node) == 16, "node header is 16 bytes");
 
@@ -162,7 +163,8 @@ static struct spindle_wfq_node *grow(spindle_wfq *q) {
     unsigned k = q->slab_count;
     uint64_t count = (uint64_t)1 << (q->base_shift + k);
     uint64_t first_index = (((uint64_t)1 << k) - 1) << q->base_shift;
-    if (k >= SPINDLE_WFQ_MAX_SLABS || first_index + count > UINT32_MAX - 1) {
+    // Indices stay below 2^31: the top bit marks a queued marker (see Markers).
+    if (k >= SPINDLE_WFQ_MAX_SLABS || first_index + count > 0x7FFFFFFFu) {
         unlock_grow(q);
         return (struct spindle_wfq_node *)-1;
     }
@@ -447,34 +449,32 @@ void *spindle_wfq_next_consumer(spindle_wfq *q) {
 
 // MARK: Markers (per-producer lanes)
 
-// A marker is a node whose free_next holds this tag while it is queued (a
-// node's free_next is otherwise a free-list link, index + 1 < 2^31, or
-// stale), and whose payload holds the marker's pointer.
-#define SPINDLE_WFQ_MARKER_TAG UINT32_MAX
+// A marker is a node whose `index` carries this bit while it is queued
+// (indices stay below 2^31: 8 << 28 nodes at most), and whose payload holds
+// the marker's pointer. Not free_next: another thread's free-list walk
+// (spindle_wfq_acquire_many) may read a queued node's stale free_next and
+// follow it before its CAS fails, so free_next must always hold a valid
+// link. `index` is read only by the node's owner: the producer sets the bit
+// before the enqueue (whose release publishes it), the consumer clears it
+// when it takes the marker, before the node is retired.
+#define SPINDLE_WFQ_MARKER_BIT 0x80000000u
 
 bool spindle_wfq_enqueue_marker(spindle_wfq *q, void *marker) {
     void *payload = spindle_wfq_acquire(q);
     if (payload == NULL) return false;
     struct spindle_wfq_node *node = node_of(q, payload);
     memcpy(payload, &marker, sizeof marker);
-    atomic_store_explicit(&node->free_next, SPINDLE_WFQ_MARKER_TAG, memory_order_relaxed);
+    node->index |= SPINDLE_WFQ_MARKER_BIT;
     spindle_wfq_enqueue(q, payload);
     return true;
-}
-
-void *spindle_wfq_marker_consumer(spindle_wfq *q, void *payload) {
-    struct spindle_wfq_node *node = (struct spindle_wfq_node *)((char *)payload - q->consumer_payload_offset);
-    if (atomic_load_explicit(&node->free_next, memory_order_relaxed) != SPINDLE_WFQ_MARKER_TAG) return NULL;
-    void *marker;
-    memcpy(&marker, payload, sizeof marker);
-    return marker;
 }
 
 void *spindle_wfq_next_or_marker_consumer(spindle_wfq *q, void **marker) {
     void *payload = spindle_wfq_next_consumer(q);
     if (payload == NULL) return NULL;
     struct spindle_wfq_node *node = (struct spindle_wfq_node *)((char *)payload - q->consumer_payload_offset);
-    if (__builtin_expect(atomic_load_explicit(&node->free_next, memory_order_relaxed) == SPINDLE_WFQ_MARKER_TAG, 0)) {
+    if (__builtin_expect((node->index & SPINDLE_WFQ_MARKER_BIT) != 0, 0)) {
+        node->index &= ~SPINDLE_WFQ_MARKER_BIT;
         memcpy(marker, payload, sizeof *marker);
         return NULL;
     }

@@ -126,10 +126,6 @@ bool spindle_wfq_looks_empty(spindle_wfq *queue);
 /// thread. False when memory is exhausted.
 bool spindle_wfq_enqueue_marker(spindle_wfq *queue, void *marker);
 
-/// Consumer only: for a payload `next` just returned, the marker pointer if
-/// it is a marker (the payload holds no event then), else NULL.
-void *spindle_wfq_marker_consumer(spindle_wfq *queue, void *payload);
-
 /// Consumer only: `spindle_wfq_next_consumer`, except that a marker is not
 /// returned as a payload: it returns NULL and stores the marker's pointer in
 /// `*marker` (which it leaves alone otherwise). NULL with `*marker`
