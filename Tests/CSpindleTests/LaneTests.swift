@@ -194,6 +194,12 @@ extension CSpindleTarget {
             var freed = 0
             for lane in lanes.withLock({ $0 }) {
                 for value in laneDrain(lane.raw) { check.record(value) }
+                // `join` returns when the threads' bodies have returned; their
+                // thread-exit hooks (which set EXITED) run just after.
+                let deadline = ContinuousClock.now + .seconds(60)
+                while spindle_lane_word(lane.raw) & SPINDLE_LANE_EXITED == 0, ContinuousClock.now < deadline {
+                    sched_yield()
+                }
                 #expect(spindle_lane_word(lane.raw) & SPINDLE_LANE_EXITED != 0,
                         "the thread's exit did not let its lane go")
                 if spindle_lane_reclaim_consumer(lane.raw) {

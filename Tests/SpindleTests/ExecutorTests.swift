@@ -155,9 +155,11 @@ struct CheckedElements: AsyncSequence, Sendable {
             Reducer<Int, Int> { state, event in state + event }
         }.start()
         #expect(await eventually { loop.state == 5 })
+        // The run for the last state makes its checks after the state is
+        // published: wait for them before the stop, which would cancel it.
+        #expect(await eventually { checks.count >= 6 * 2 })
         await loop.stop()
         #expect(loop.state == 5)
-        #expect(checks.count >= 6 * 2)
         #expect(checks.values.allSatisfy { $0 }, "\(checks.values.filter { !$0 }.count) of \(checks.count) checks ran off the queue")
     }
 
