@@ -133,23 +133,20 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     return lane;
 }
 
-void spindle_lane_destroy(spindle_lane *lane) {
-    struct spindle_lane_block *block = lane->head_block;
+static void free_blocks(struct spindle_lane_block *block) {
     while (block) {
         struct spindle_lane_block *next = atomic_load_explicit(&block->next, memory_order_acquire);
         free(block);
         block = next;
     }
-    struct spindle_lane_block *chains[3] = {
-        lane->free_chain, atomic_load_explicit(&lane->handed, memory_order_acquire), lane->drained};
-    for (int i = 0; i < 3; i++) {
-        block = chains[i];
-        while (block) {
-            struct spindle_lane_block *next = atomic_load_explicit(&block->next, memory_order_relaxed);
-            free(block);
-            block = next;
-        }
-    }
+}
+
+void spindle_lane_destroy(spindle_lane *lane) {
+    // The blocks in use, and the three chains of drained ones.
+    free_blocks(lane->head_block);
+    free_blocks(lane->free_chain);
+    free_blocks(atomic_load_explicit(&lane->handed, memory_order_acquire));
+    free_blocks(lane->drained);
     free(lane);
     atomic_fetch_sub_explicit(&live_lanes, 1, memory_order_relaxed);
 }
@@ -174,8 +171,6 @@ void spindle_lane_destroy_deferred(spindle_lane *lane) {
 long spindle_lanes_created(void) { return atomic_load_explicit(&created_lanes, memory_order_relaxed); }
 
 long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_order_relaxed); }
-
-uint64_t spindle_lane_loop_id(const spindle_lane *lane) { return lane->loop_id; }
 
 // MARK: Producer
 
@@ -218,10 +213,13 @@ void spindle_lane_begin(spindle_lane *lane) {
     }
 }
 
-void spindle_lane_abort(spindle_lane *lane) {
+// Ends an emit: the BUSY generation back to even (release). Producer only.
+static inline void end_emit(spindle_lane *lane) {
     uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
     atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
 }
+
+void spindle_lane_abort(spindle_lane *lane) { end_emit(lane); }
 
 void *spindle_lane_slot(spindle_lane *lane) {
     if (lane->tail_index == lane->tail_block->capacity) {
@@ -263,8 +261,7 @@ void spindle_lane_publish(spindle_lane *lane, size_t count) {
     // happens-before a runner that sees BUSY clear).
     lane->tail_count += count;
     atomic_store_explicit(&lane->word, lane->tail_count, memory_order_release);
-    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
-    atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
+    end_emit(lane);
 }
 
 // MARK: Runner
@@ -427,6 +424,9 @@ struct spindle_lane_set {
 };
 
 spindle_lane_set *spindle_lane_set_create(void) {
+    // Every lane belongs to a set, so membarrier is registered (or found
+    // missing) before the first lane exists.
+    spindle_lanes_prepare();
     spindle_lane_set *set = malloc(sizeof *set);
     if (set) atomic_init(&set->current, NULL);
     return set;

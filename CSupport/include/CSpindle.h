@@ -405,8 +405,6 @@ void spindle_lane_destroy(spindle_lane *lane);
 /// Frees a lane after a grace period of the emit gate (liburcu call_rcu):
 /// for a lane a thread re-checking an idle loop may still be reading.
 void spindle_lane_destroy_deferred(spindle_lane *lane);
-/// The lane's loop. Any thread.
-uint64_t spindle_lane_loop_id(const spindle_lane *lane);
 /// Lanes created and not destroyed, process-wide (leak checks).
 long spindle_live_lanes(void);
 /// Lanes ever created, process-wide (tests: whether a path took lanes).
@@ -508,8 +506,8 @@ spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index);
 /// inside a gate section.
 bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence);
 /// Registers the process for membarrier, once; true when the asymmetric
-/// fence is in use (lane emits then cost no fence). Call before the first
-/// lane is created.
+/// fence is in use (lane emits then cost no fence). `spindle_lane_set_create`
+/// calls it, so it runs before the first lane of any loop.
 bool spindle_lanes_prepare(void);
 /// The heavy side of the asymmetric fence (membarrier), or a full fence.
 void spindle_lanes_heavy_fence(void);

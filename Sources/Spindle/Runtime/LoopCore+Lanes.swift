@@ -20,12 +20,6 @@ enum Lanes {
     /// Loop identities for the threads' lane tables: never reused (an
     /// address may be).
     static let nextLoopID = UnsafeAtomic<UInt64>.create(1)
-
-    /// membarrier registered (once per process) before the first lane.
-    static let prepared: Bool = {
-        _ = spindle_lanes_prepare()
-        return true
-    }()
 }
 
 /// For tests and benchmarks (`@_spi(Tuning) import Spindle`): how many
@@ -63,7 +57,7 @@ extension LoopCore {
             spindle_lane_forget(loopID)
             spindle_lane_let_go(lane)
         }
-        if let hub { acceptedOnLane(event, hub: hub) }
+        if let hub { accepted(event, hub: hub) }
         return .accepted
     }
 
@@ -82,18 +76,13 @@ extension LoopCore {
         }
         spindle_lane_publish(lane, written)
         if written > 0 { wake() }
-        if let hub { for event in events.prefix(written) { acceptedOnLane(event, hub: hub) } }
+        if let hub { for event in events.prefix(written) { accepted(event, hub: hub) } }
         if written < events.count {
             // Memory ran out mid-batch: the rest goes through the shared queue.
             let rest = emitThroughGate(contentsOf: UnsafeBufferPointer(rebasing: events[written...]))
             return EmitBatchResult(accepted: written + rest.accepted, dropped: rest.dropped, stopped: rest.stopped)
         }
         return EmitBatchResult(accepted: written, dropped: 0, stopped: 0)
-    }
-
-    private func acceptedOnLane(_ event: Event, hub: ObserverHub<State, Event>) {
-        acceptedCount.wrappingIncrement(ordering: .relaxed)
-        if hub.wantsEachEvent { hub.eventAccepted(event) }
     }
 
     // Starts an emit on a lane (its BUSY store), then reads `closed`: false,
@@ -177,7 +166,7 @@ extension LoopCore {
     /// inside an emit on one (BUSY). A hint (no fence): for the runner's
     /// linger, not for a decision a lost event would follow from.
     var lanesHaveWork: Bool {
-        guard let set = laneSet, spindle_lane_set_count_consumer(set) > 0 else { return false }
+        guard let set = laneSet else { return false }
         return spindle_lane_set_looks_runnable(set, false)
     }
 

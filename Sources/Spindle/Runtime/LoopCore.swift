@@ -159,7 +159,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
-        laneSet = lockFree == nil ? nil : Lanes.prepared ? spindle_lane_set_create() : nil
+        laneSet = lockFree == nil ? nil : spindle_lane_set_create()
         loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
         super.init(executor: executor)
         LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
@@ -451,7 +451,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     // An observed loop's accepted event: counted for the queue depth, and
     // reported to the per-event observers.
-    private func accepted(_ event: Event, hub: ObserverHub<State, Event>) {
+    func accepted(_ event: Event, hub: ObserverHub<State, Event>) {
         acceptedCount.wrappingIncrement(ordering: .relaxed)
         if hub.wantsEachEvent { hub.eventAccepted(event) }
     }
