@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SPINDLE_LANE_TABLE_SIZE 8
 // A lane whose emits find the loop idle this often (hits within a window
 // of published events) is let go: each idle transition of a loop with
 // lanes costs the runner a membarrier, which a loop that idles after
@@ -33,31 +32,16 @@
 #define SPINDLE_LANE_IDLE_HITS 4
 #define SPINDLE_LANE_IDLE_WINDOW 64
 
-struct spindle_lane_block {
-    _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
-    uint32_t capacity;                          // slots; immutable
-};
-
 // New blocks double in size up to this many slots, so that a lane whose
 // backlog grows allocates a logarithmic number of times (as the shared
 // queue's slabs do), and keeps them.
 #define SPINDLE_LANE_MAX_BLOCK_SLOTS 4096u
 
-// Three lines: the producer's (its BUSY word and cursor), the published
-// count (the line the runner polls), then the runner's.
+// Three lines: the producer's (`struct spindle_lane_producer`, in
+// CSpindle.h for the inline fast path: its BUSY word and cursor), the
+// published count (the line the runner polls), then the runner's.
 struct spindle_lane {
-    // Producer's line. `busy`: the producer's emit generation, odd while an
-    // emit is under way (plain stores: the runner reads it only after a
-    // membarrier, see spindle_lane_begin). The runner reads it at idle
-    // re-checks and at stop, never per event.
-    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t busy;
-    uint64_t tail_count;                    // producer only: slots published
-    struct spindle_lane_block *tail_block;  // producer only
-    uint32_t tail_index;                    // producer only: next slot in tail_block
-    uint32_t next_capacity;                 // producer only: the next new block's slots
-    uint32_t payload_offset;                // first slot's offset in a block
-    uint32_t stride;                        // bytes per slot
-    struct spindle_lane_block *free_chain;  // producer only: drained blocks to reuse
+    _Alignas(SPINDLE_CACHE_LINE) struct spindle_lane_producer producer;
     // The lane word: the count of published slots (release store per
     // publish), plus the EXITED and ORPHANED flags (fetch_or, never while
     // an emit is under way).
@@ -67,6 +51,7 @@ struct spindle_lane {
     uint64_t loop_id;
     uint64_t idle_window_start;             // producer only: tail_count when idle_hits began
     uint32_t idle_hits;                     // producer only: emits that found the loop idle, in the window
+    struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
     // Drained blocks on their way back to the producer: the runner gathers
     // them in `drained` and hands the chain over when `handed` is empty;
     // the producer takes the whole chain when its own runs out. Blocks are
@@ -77,21 +62,26 @@ struct spindle_lane {
     _Alignas(SPINDLE_CACHE_LINE) _Atomic(struct spindle_lane_block *) handed;
     struct spindle_lane_block *head_block;  // runner only
     uint32_t head_index;                    // runner only
+    // The producer's payload_offset and stride, copied: reading them from
+    // the producer's line would pull it away from the producer every run.
+    uint32_t payload_offset;                // runner only, immutable
+    uint32_t stride;                        // runner only, immutable
     // Slots taken: written by the runner only (relaxed), read by a thread
     // re-checking an idle loop (which may no longer be its runner).
     _Atomic uint64_t consumed;
     uint64_t published;                     // runner only: last count read from the word
     struct spindle_lane_block *drained;     // runner only: blocks not yet handed over
-    struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
 };
 
 _Static_assert(sizeof(struct spindle_lane) == 3 * SPINDLE_CACHE_LINE, "a lane header is three lines");
+_Static_assert(offsetof(struct spindle_lane, word) == SPINDLE_LANE_WORD_OFFSET, "the inline publish finds the word");
+_Static_assert(sizeof(struct spindle_lane_producer) <= SPINDLE_CACHE_LINE, "the producer's fields fit its line");
 
 static _Atomic long live_lanes;
 static _Atomic long created_lanes;
 
 static struct spindle_lane_block *block_new(const struct spindle_lane *lane, uint32_t capacity) {
-    size_t bytes = (size_t)lane->payload_offset + (size_t)lane->stride * capacity;
+    size_t bytes = (size_t)lane->producer.payload_offset + (size_t)lane->producer.stride * capacity;
     struct spindle_lane_block *block = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(bytes, SPINDLE_CACHE_LINE));
     if (block) {
         atomic_init(&block->next, NULL);
@@ -100,8 +90,8 @@ static struct spindle_lane_block *block_new(const struct spindle_lane *lane, uin
     return block;
 }
 
-static inline char *slot_address(const struct spindle_lane *lane, struct spindle_lane_block *block, uint32_t index) {
-    return (char *)block + lane->payload_offset + (size_t)index * lane->stride;
+static inline char *slot_address(uint32_t payload_offset, uint32_t stride, struct spindle_lane_block *block, uint32_t index) {
+    return (char *)block + payload_offset + (size_t)index * stride;
 }
 
 spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t payload_align,
@@ -113,20 +103,23 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     if (!lane) return NULL;
     memset(lane, 0, sizeof *lane);
     atomic_init(&lane->word, 0);
-    atomic_init(&lane->busy, 0);
+    atomic_init(&lane->producer.busy, 0);
     atomic_init(&lane->handed, NULL);
     atomic_init(&lane->consumed, 0);
     lane->loop_id = loop_id;
     if (slots_per_block > SPINDLE_LANE_MAX_BLOCK_SLOTS) slots_per_block = SPINDLE_LANE_MAX_BLOCK_SLOTS;
-    lane->next_capacity = (uint32_t)slots_per_block;
-    lane->payload_offset = (uint32_t)spindle_round_up(sizeof(struct spindle_lane_block), payload_align);
-    lane->stride = (uint32_t)spindle_round_up(payload_size ? payload_size : 1, payload_align);
-    struct spindle_lane_block *first = block_new(lane, lane->next_capacity);
+    lane->producer.next_capacity = (uint32_t)slots_per_block;
+    lane->producer.payload_offset = (uint32_t)spindle_round_up(sizeof(struct spindle_lane_block), payload_align);
+    lane->producer.stride = (uint32_t)spindle_round_up(payload_size ? payload_size : 1, payload_align);
+    lane->payload_offset = lane->producer.payload_offset;
+    lane->stride = lane->producer.stride;
+    struct spindle_lane_block *first = block_new(lane, lane->producer.next_capacity);
     if (!first) {
         free(lane);
         return NULL;
     }
-    lane->tail_block = first;
+    lane->producer.tail_block = first;
+    lane->producer.tail_capacity = first->capacity;
     lane->head_block = first;
     atomic_fetch_add_explicit(&live_lanes, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&created_lanes, 1, memory_order_relaxed);
@@ -144,7 +137,7 @@ static void free_blocks(struct spindle_lane_block *block) {
 void spindle_lane_destroy(spindle_lane *lane) {
     // The blocks in use, and the three chains of drained ones.
     free_blocks(lane->head_block);
-    free_blocks(lane->free_chain);
+    free_blocks(lane->producer.free_chain);
     free_blocks(atomic_load_explicit(&lane->handed, memory_order_acquire));
     free_blocks(lane->drained);
     free(lane);
@@ -179,68 +172,53 @@ long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_
 // rare side (an idle re-check, a stop) calls membarrier, which runs a full
 // barrier on every thread of the process. Without membarrier (old
 // kernels), producers issue the fence themselves.
-static bool asymmetric;
+_Atomic bool spindle_lanes_asymmetric;  // read by the inline spindle_lane_begin
 static pthread_once_t asymmetric_once = PTHREAD_ONCE_INIT;
 
 static long sys_membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
 static void asymmetric_init(void) {
     long supported = sys_membarrier(MEMBARRIER_CMD_QUERY);
-    asymmetric = supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED)
+    bool usable = supported > 0 && (supported & MEMBARRIER_CMD_PRIVATE_EXPEDITED)
         && sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
+    atomic_store_explicit(&spindle_lanes_asymmetric, usable, memory_order_relaxed);
 }
 
 bool spindle_lanes_prepare(void) {
     pthread_once(&asymmetric_once, asymmetric_init);
-    return asymmetric;
+    return atomic_load_explicit(&spindle_lanes_asymmetric, memory_order_relaxed);
 }
 
 void spindle_lanes_heavy_fence(void) {
-    if (asymmetric) {
+    if (atomic_load_explicit(&spindle_lanes_asymmetric, memory_order_relaxed)) {
         sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
     } else {
         atomic_thread_fence(memory_order_seq_cst);
     }
 }
 
-void spindle_lane_begin(spindle_lane *lane) {
-    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
-    atomic_store_explicit(&lane->busy, generation + 1, memory_order_relaxed);
-    if (asymmetric) {
-        atomic_signal_fence(memory_order_seq_cst);
+// spindle_lane_begin, _slot, _publish and _abort are inline (CSpindle.h).
+
+void *spindle_lane_slot_in_next_block(spindle_lane *lane) {
+    struct spindle_lane_producer *producer = &lane->producer;
+    if (producer->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
+        producer->free_chain = atomic_exchange_explicit(&lane->handed, NULL, memory_order_acquire);
+    struct spindle_lane_block *next = producer->free_chain;
+    if (next) {
+        producer->free_chain = atomic_load_explicit(&next->next, memory_order_relaxed);
+        atomic_store_explicit(&next->next, NULL, memory_order_relaxed);
     } else {
-        atomic_thread_fence(memory_order_seq_cst);
+        if (producer->next_capacity < SPINDLE_LANE_MAX_BLOCK_SLOTS) producer->next_capacity *= 2;
+        next = block_new(lane, producer->next_capacity);
+        if (!next) return NULL;
     }
-}
-
-// Ends an emit: the BUSY generation back to even (release). Producer only.
-static inline void end_emit(spindle_lane *lane) {
-    uint64_t generation = atomic_load_explicit(&lane->busy, memory_order_relaxed);
-    atomic_store_explicit(&lane->busy, generation + 1, memory_order_release);
-}
-
-void spindle_lane_abort(spindle_lane *lane) { end_emit(lane); }
-
-void *spindle_lane_slot(spindle_lane *lane) {
-    if (lane->tail_index == lane->tail_block->capacity) {
-        if (lane->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
-            lane->free_chain = atomic_exchange_explicit(&lane->handed, NULL, memory_order_acquire);
-        struct spindle_lane_block *next = lane->free_chain;
-        if (next) {
-            lane->free_chain = atomic_load_explicit(&next->next, memory_order_relaxed);
-            atomic_store_explicit(&next->next, NULL, memory_order_relaxed);
-        } else {
-            if (lane->next_capacity < SPINDLE_LANE_MAX_BLOCK_SLOTS) lane->next_capacity *= 2;
-            next = block_new(lane, lane->next_capacity);
-            if (!next) return NULL;
-        }
-        // Linked before any slot in it is published (the publish is a
-        // release), so the runner finds the link when it gets there.
-        atomic_store_explicit(&lane->tail_block->next, next, memory_order_relaxed);
-        lane->tail_block = next;
-        lane->tail_index = 0;
-    }
-    return slot_address(lane, lane->tail_block, lane->tail_index++);
+    // Linked before any slot in it is published (the publish is a
+    // release), so the runner finds the link when it gets there.
+    atomic_store_explicit(&producer->tail_block->next, next, memory_order_relaxed);
+    producer->tail_block = next;
+    producer->tail_capacity = next->capacity;
+    producer->tail_index = 1;
+    return slot_address(producer->payload_offset, producer->stride, next, 0);
 }
 
 void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count) {
@@ -248,20 +226,11 @@ void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count) {
     if (max == 0) return NULL;
     void *first = spindle_lane_slot(lane);  // links a block when the current one is full
     if (first == NULL) return NULL;
-    size_t room = lane->tail_block->capacity - lane->tail_index + 1;  // the slot just taken, and the rest
+    size_t room = lane->producer.tail_block->capacity - lane->producer.tail_index + 1;  // the slot just taken, and the rest
     size_t run = room < max ? room : max;
-    lane->tail_index += (uint32_t)(run - 1);
+    lane->producer.tail_index += (uint32_t)(run - 1);
     *count = run;
     return first;
-}
-
-void spindle_lane_publish(spindle_lane *lane, size_t count) {
-    // The count first (release: the payloads happen-before the runner's
-    // acquire load), then the end of the emit (release: the count
-    // happens-before a runner that sees BUSY clear).
-    lane->tail_count += count;
-    atomic_store_explicit(&lane->word, lane->tail_count, memory_order_release);
-    end_emit(lane);
 }
 
 // MARK: Runner
@@ -300,7 +269,7 @@ void *spindle_lane_run_consumer(spindle_lane *lane, size_t max, size_t *count) {
     size_t in_block = lane->head_block->capacity - lane->head_index;
     size_t run = waiting < in_block ? (size_t)waiting : in_block;
     *count = run < max ? run : max;
-    return slot_address(lane, lane->head_block, lane->head_index);
+    return slot_address(lane->payload_offset, lane->stride, lane->head_block, lane->head_index);
 }
 
 void spindle_lane_consumed(spindle_lane *lane, size_t count) {
@@ -329,19 +298,9 @@ bool spindle_lane_release_loop(spindle_lane *lane) {
 
 // MARK: The thread's table
 
-struct spindle_lane_entry {
-    uint64_t loop_id;      // 0: empty
-    spindle_lane *lane;    // NULL: counting a streak, no lane yet
-    uint32_t streak;
-};
-
-struct spindle_lane_table {
-    struct spindle_lane_entry entries[SPINDLE_LANE_TABLE_SIZE];
-    uint32_t next_victim;
-    bool registered;
-};
-
-static _Thread_local struct spindle_lane_table lane_table;
+// The entry and table types are in CSpindle.h (the inline
+// spindle_lane_current reads the table).
+_Thread_local struct spindle_lane_table spindle_lane_thread_table;
 static pthread_key_t lane_key;
 static pthread_once_t lane_key_once = PTHREAD_ONCE_INIT;
 
@@ -356,7 +315,7 @@ static void lane_let_go(spindle_lane *lane) {
 static void lane_thread_exit(void *unused) {
     (void)unused;
     for (int i = 0; i < SPINDLE_LANE_TABLE_SIZE; i++) {
-        struct spindle_lane_entry *entry = &lane_table.entries[i];
+        struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[i];
         if (entry->lane) lane_let_go(entry->lane);
         *entry = (struct spindle_lane_entry){0};
     }
@@ -364,12 +323,8 @@ static void lane_thread_exit(void *unused) {
 
 static void lane_key_create(void) { pthread_key_create(&lane_key, lane_thread_exit); }
 
-static inline uint32_t lane_slot_of(uint64_t loop_id) {
-    return (uint32_t)((loop_id * 0x9E3779B97F4A7C15ull) >> 61) & (SPINDLE_LANE_TABLE_SIZE - 1);
-}
-
 spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, bool *should_open) {
-    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(loop_id)];
     *should_open = false;
     if (entry->loop_id == loop_id) {
         if (entry->lane) return entry->lane;
@@ -391,19 +346,19 @@ spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, boo
 
 bool spindle_lane_install(spindle_lane *lane) {
     pthread_once(&lane_key_once, lane_key_create);
-    if (!lane_table.registered) {
+    if (!spindle_lane_thread_table.registered) {
         // Any non-NULL value: the destructor runs only for those.
-        if (pthread_setspecific(lane_key, &lane_table) != 0) return false;
-        lane_table.registered = true;
+        if (pthread_setspecific(lane_key, &spindle_lane_thread_table) != 0) return false;
+        spindle_lane_thread_table.registered = true;
     }
-    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(lane->loop_id)];
+    struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(lane->loop_id)];
     if (entry->lane) lane_let_go(entry->lane);
     *entry = (struct spindle_lane_entry){.loop_id = lane->loop_id, .lane = lane, .streak = 0};
     return true;
 }
 
 void spindle_lane_forget(uint64_t loop_id) {
-    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(loop_id)];
     if (entry->loop_id == loop_id) *entry = (struct spindle_lane_entry){0};
 }
 
@@ -493,13 +448,26 @@ bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence) {
     for (size_t i = 0; array && i < array->count && !runnable; i++) {
         spindle_lane *lane = array->lanes[i];
         uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
-        runnable = (atomic_load_explicit(&lane->busy, memory_order_acquire) & 1) != 0
+        runnable = (atomic_load_explicit(&lane->producer.busy, memory_order_acquire) & 1) != 0
             || (word & SPINDLE_LANE_COUNT_MASK) != atomic_load_explicit(&lane->consumed, memory_order_relaxed);
         SPINDLE_TSAN_RELEASE(lane);
     }
     if (array) SPINDLE_TSAN_RELEASE(array);
     urcu_bp_read_unlock();
     return runnable;
+}
+
+bool spindle_lane_set_has_published_consumer(spindle_lane_set *set) {
+    // The runner owns the array (it alone replaces it), so no read-side
+    // section; BUSY is not read, so the producers' line stays theirs.
+    struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_relaxed);
+    if (!array) return false;
+    for (size_t i = 0; i < array->count; i++) {
+        spindle_lane *lane = array->lanes[i];
+        uint64_t word = atomic_load_explicit(&lane->word, memory_order_relaxed);
+        if ((word & SPINDLE_LANE_COUNT_MASK) != atomic_load_explicit(&lane->consumed, memory_order_relaxed)) return true;
+    }
+    return false;
 }
 
 void spindle_lane_set_destroy(spindle_lane_set *set) {
@@ -522,12 +490,12 @@ bool spindle_lane_reclaim_consumer(spindle_lane *lane) {
 }
 
 bool spindle_lane_drained(spindle_lane *lane) {
-    return atomic_load_explicit(&lane->consumed, memory_order_acquire) == lane->tail_count;
+    return atomic_load_explicit(&lane->consumed, memory_order_acquire) == lane->producer.tail_count;
 }
 
 bool spindle_lane_note_idle(spindle_lane *lane) {
-    if (lane->tail_count - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
-        lane->idle_window_start = lane->tail_count;
+    if (lane->producer.tail_count - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
+        lane->idle_window_start = lane->producer.tail_count;
         lane->idle_hits = 0;
     }
     if (lane->idle_hits < SPINDLE_LANE_IDLE_HITS) lane->idle_hits++;
@@ -535,6 +503,6 @@ bool spindle_lane_note_idle(spindle_lane *lane) {
 }
 
 void spindle_lane_reset_streak(uint64_t loop_id) {
-    struct spindle_lane_entry *entry = &lane_table.entries[lane_slot_of(loop_id)];
+    struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(loop_id)];
     if (entry->loop_id == loop_id && entry->lane == NULL) entry->streak = 0;
 }

@@ -22,6 +22,7 @@
 #ifndef CSPINDLE_H
 #define CSPINDLE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -330,10 +331,11 @@ void spindle_task_set_context(spindle_task *task, void *context);
 /// Active processors (sysconf), at least 1. Any thread.
 long spindle_active_processors(void);
 
-/// Calls `callback(context)` on liburcu's call_rcu thread once every emit
+/// Calls `callback(context)` on Spindle's grace thread once every emit
 /// gate section (`spindle_gate_enter`) open at the time of this call has
-/// exited. At most once per task. Any thread, outside a gate section; never
-/// blocks (grace periods of tasks deferred together are shared).
+/// exited (on liburcu's call_rcu thread, 10 ms later, if the grace thread
+/// could not be created). At most once per task. Any thread, outside a gate
+/// section; never blocks (tasks waiting together share a grace period).
 /// Ordering: everything the caller did before this call happens-before the
 /// callback.
 void spindle_task_after_grace_period(spindle_task *task, void (*callback)(void *context));
@@ -410,26 +412,19 @@ long spindle_live_lanes(void);
 /// Lanes ever created, process-wide (tests: whether a path took lanes).
 long spindle_lanes_created(void);
 
-/// Producer: starts an emit: a plain store of the BUSY generation (odd),
-/// then a compiler barrier (a full fence when membarrier is unavailable).
-/// The caller then loads the loop's `closed`; the runner's membarrier
-/// (`spindle_lanes_heavy_fence`) orders the two for the side that reads.
-void spindle_lane_begin(spindle_lane *lane);
-/// Producer: ends a begun emit without publishing (the loop was closed).
-void spindle_lane_abort(spindle_lane *lane);
-/// Producer, between begin and publish: the next slot's payload area,
-/// uninitialized (linking a block when the current one is full: one the
-/// runner handed back, or a new one, twice the last new one's size). NULL on exhaustion: publish what
-/// was written (or abort when nothing was).
-void *spindle_lane_slot(spindle_lane *lane);
+// The producer's per-event calls (begin, slot, publish, abort, current)
+// are static inline, below, so that they compile into the emitting code.
+
+/// Producer, between begin and publish: links the next block (one the
+/// runner handed back, or a new one, twice the last new one's size) and
+/// returns its first slot; `spindle_lane_slot` calls it when the current
+/// block is full. NULL on exhaustion.
+void *spindle_lane_slot_in_next_block(spindle_lane *lane);
 /// Producer, between begin and publish: up to `max` next slots that lie
 /// next to each other (`round_up(payload_size, payload_align)` apart), the
 /// first's address returned and their number in `*count` (0 and NULL on
 /// exhaustion or when `max` is 0). Call again for the rest of a batch.
 void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count);
-/// Producer: publishes the `count` slots taken since begin and clears BUSY
-/// (one release store). `count` may be 0.
-void spindle_lane_publish(spindle_lane *lane, size_t count);
 /// Producer: lets go of a lane it will not use again (EXITED), freeing it
 /// when the loop is gone (as at thread exit).
 void spindle_lane_let_go(spindle_lane *lane);
@@ -505,6 +500,123 @@ spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index);
 /// its runner has not taken. Sequentially consistent loads of the words,
 /// inside a gate section.
 bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence);
+// MARK: - Per-producer lanes: the producer's fast path (inline)
+
+/// A block of a lane: its header, then `capacity` slots. Public only for
+/// the inline functions below.
+struct spindle_lane_block {
+    _Atomic(struct spindle_lane_block *) next;  // written by the producer before it publishes a slot in next
+    uint32_t capacity;                          // slots; immutable
+};
+
+/// A lane's first cache line: the producer's. `spindle_lane` begins with it
+/// (spindle_lane.c), and its published count (the lane word) is the first
+/// word of the second line. Public only for the inline functions below;
+/// Swift never reads it.
+struct spindle_lane_producer {
+    /// The producer's emit generation, odd while an emit is under way:
+    /// plain stores (the runner reads it only after a membarrier, see
+    /// `spindle_lane_begin`), at idle re-checks and at stop, never per event.
+    _Atomic uint64_t busy;
+    uint64_t tail_count;                    // slots published
+    struct spindle_lane_block *tail_block;
+    uint32_t tail_index;                    // the next slot in tail_block
+    uint32_t tail_capacity;                 // tail_block's capacity (a copy, on this line)
+    uint32_t next_capacity;                 // the next new block's slots
+    uint32_t payload_offset;                // the first slot's offset in a block
+    uint32_t stride;                        // bytes per slot
+    struct spindle_lane_block *free_chain;  // drained blocks to reuse
+};
+#define SPINDLE_LANE_WORD_OFFSET 64
+
+/// One entry of a thread's table of lanes.
+struct spindle_lane_entry {
+    uint64_t loop_id;      // 0: empty
+    spindle_lane *lane;    // NULL: counting a streak, no lane yet
+    uint32_t streak;
+};
+#define SPINDLE_LANE_TABLE_SIZE 8
+/// A thread's table of lanes (thread-local; spindle_lane.c).
+struct spindle_lane_table {
+    struct spindle_lane_entry entries[SPINDLE_LANE_TABLE_SIZE];
+    uint32_t next_victim;
+    bool registered;
+};
+
+/// The calling thread's table. (Declared inside the function, so that
+/// Swift does not try to import a thread-local variable.)
+static inline __attribute__((always_inline)) struct spindle_lane_table *spindle_lane_table_of_thread(void) {
+    extern _Thread_local struct spindle_lane_table spindle_lane_thread_table;
+    return &spindle_lane_thread_table;
+}
+
+/// A number that identifies the calling thread among live threads (the
+/// address of its lane table): cheaper than `pthread_self`, which is a call.
+static inline __attribute__((always_inline)) uintptr_t spindle_thread_token(void) {
+    return (uintptr_t)spindle_lane_table_of_thread();
+}
+
+static inline __attribute__((always_inline)) uint32_t spindle_lane_table_slot(uint64_t loop_id) {
+    return (uint32_t)((loop_id * 0x9E3779B97F4A7C15ull) >> 61) & (SPINDLE_LANE_TABLE_SIZE - 1);
+}
+
+/// The calling thread's lane into `loop_id`, or NULL: `spindle_lane_lookup`
+/// without the streak (no side effect). Thread-local; any thread.
+static inline __attribute__((always_inline)) spindle_lane *spindle_lane_current(uint64_t loop_id) {
+    struct spindle_lane_entry *entry = &spindle_lane_table_of_thread()->entries[spindle_lane_table_slot(loop_id)];
+    return entry->loop_id == loop_id ? entry->lane : NULL;
+}
+
+/// Producer: starts an emit: a plain store of the BUSY generation (odd),
+/// then a compiler barrier (a full fence when membarrier is unavailable).
+/// The caller then loads the loop's `closed`; the runner's membarrier
+/// (`spindle_lanes_heavy_fence`) orders the two for the side that reads.
+static inline __attribute__((always_inline)) void spindle_lane_begin(spindle_lane *lane) {
+    extern _Atomic bool spindle_lanes_asymmetric;
+    struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
+    uint64_t generation = atomic_load_explicit(&producer->busy, memory_order_relaxed);
+    atomic_store_explicit(&producer->busy, generation + 1, memory_order_relaxed);
+    if (atomic_load_explicit(&spindle_lanes_asymmetric, memory_order_relaxed)) {
+        atomic_signal_fence(memory_order_seq_cst);
+    } else {
+        atomic_thread_fence(memory_order_seq_cst);
+    }
+}
+
+/// Producer: ends an emit: the BUSY generation back to even (release).
+static inline __attribute__((always_inline)) void spindle_lane_abort(spindle_lane *lane) {
+    struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
+    uint64_t generation = atomic_load_explicit(&producer->busy, memory_order_relaxed);
+    atomic_store_explicit(&producer->busy, generation + 1, memory_order_release);
+}
+
+/// Producer, between begin and publish: the next slot's payload area,
+/// uninitialized (linking a block when the current one is full). NULL on
+/// exhaustion: publish what was written (or abort when nothing was).
+static inline __attribute__((always_inline)) void *spindle_lane_slot(spindle_lane *lane) {
+    struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
+    if (__builtin_expect(producer->tail_index == producer->tail_capacity, 0))
+        return spindle_lane_slot_in_next_block(lane);
+    return (char *)producer->tail_block + producer->payload_offset
+        + (size_t)producer->tail_index++ * producer->stride;
+}
+
+/// Producer: publishes the `count` slots taken since begin (a release store
+/// of the lane word), then ends the emit. `count` may be 0.
+static inline __attribute__((always_inline)) void spindle_lane_publish(spindle_lane *lane, size_t count) {
+    // The count first (release: the payloads happen-before the runner's
+    // acquire load), then the end of the emit (release: the count
+    // happens-before a runner that sees BUSY clear).
+    struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
+    producer->tail_count += count;
+    _Atomic uint64_t *word = (_Atomic uint64_t *)((char *)lane + SPINDLE_LANE_WORD_OFFSET);
+    atomic_store_explicit(word, producer->tail_count, memory_order_release);
+    spindle_lane_abort(lane);
+}
+
+/// Runner: true when a lane holds a published slot the runner has not
+/// taken. A hint (relaxed loads, BUSY not read): for the runner's linger.
+bool spindle_lane_set_has_published_consumer(spindle_lane_set *set);
 /// Registers the process for membarrier, once; true when the asymmetric
 /// fence is in use (lane emits then cost no fence). `spindle_lane_set_create`
 /// calls it, so it runs before the first lane of any loop.

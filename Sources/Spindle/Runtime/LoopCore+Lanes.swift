@@ -22,6 +22,14 @@ enum Lanes {
     static let nextLoopID = UnsafeAtomic<UInt64>.create(1)
 }
 
+/// A slot on the calling thread's lane, reserved by
+/// `LoopCore.reserveLaneSlot`: fill it, then `publishLaneSlot`.
+@usableFromInline
+struct LaneReservation {
+    @usableFromInline let lane: OpaquePointer
+    @usableFromInline let slot: UnsafeMutableRawPointer
+}
+
 /// For tests and benchmarks (`@_spi(Tuning) import Spindle`): how many
 /// emits in a row through the shared queue earn a thread a lane into a
 /// loop. 1 gives every emitting thread a lane at once (the stress suite's
@@ -36,9 +44,42 @@ enum Lanes {
 extension LoopCore {
     // MARK: Producer side
 
-    /// An emit on the calling thread's lane into this loop; nil when memory
-    /// ran out for a new block, and the caller emits through the shared
-    /// queue instead.
+    /// The fast path's first half (`SpinLoop.emit`, inlined into callers):
+    /// when the calling thread has a lane into this loop and is not its
+    /// runner, starts an emit on it and returns the slot to fill. nil, with
+    /// nothing changed, in every other case (no lane, the runner, a closed
+    /// loop, no memory for a block): `emit` then decides.
+    @usableFromInline
+    func reserveLaneSlot() -> LaneReservation? {
+        guard let lane = spindle_lane_current(loopID), !isOnRunner else { return nil }
+        guard beginLaneEmit(lane) else { return nil }
+        guard let slot = spindle_lane_slot(lane) else {
+            spindle_lane_abort(lane)
+            return nil
+        }
+        return LaneReservation(lane: lane, slot: slot)
+    }
+
+    /// The fast path's second half: publishes the filled slot, then wakes
+    /// the loop. True when the loop is observed (the caller then calls
+    /// `acceptedOnLane`).
+    @usableFromInline
+    func publishLaneSlot(_ reservation: LaneReservation) -> Bool {
+        spindle_lane_publish(reservation.lane, 1)
+        wakeAfterLaneEmit(reservation.lane)
+        return hub != nil
+    }
+
+    /// An event accepted on a lane, for the observers.
+    @usableFromInline
+    func acceptedOnLane(_ event: Event) {
+        if let hub { accepted(event, hub: hub) }
+    }
+
+    /// An emit on the calling thread's lane into this loop (the path
+    /// `reserveLaneSlot` declined, and the emitters other than `SpinLoop`);
+    /// nil when memory ran out for a new block, and the caller emits through
+    /// the shared queue instead.
     @inline(__always)
     func emitOnLane(_ lane: OpaquePointer, _ event: Event) -> EmitResult? {
         guard beginLaneEmit(lane) else { return rejectAfterStop(event) }
@@ -46,10 +87,18 @@ extension LoopCore {
             spindle_lane_abort(lane)
             return nil
         }
-        slot.assumingMemoryBound(to: Event.self).initialize(to: event)
+        slot.initializeMemory(as: Event.self, to: event)
         spindle_lane_publish(lane, 1)
-        // May read the scheduling state before the publish is visible: the
-        // runner's re-check counts BUSY lanes after a membarrier (LANES.md).
+        wakeAfterLaneEmit(lane)
+        if let hub { accepted(event, hub: hub) }
+        return .accepted
+    }
+
+    // After a publish on `lane`: schedules the loop if it was idle. This may
+    // read the scheduling state before the publish is visible: the runner's
+    // re-check counts BUSY lanes after a membarrier (LANES.md).
+    @inline(__always)
+    private func wakeAfterLaneEmit(_ lane: OpaquePointer) {
         if wake(), spindle_lane_note_idle(lane) {
             // The loop idles between this thread's emits (each idle
             // transition costs its runner a membarrier), and every event of
@@ -57,8 +106,6 @@ extension LoopCore {
             spindle_lane_forget(loopID)
             spindle_lane_let_go(lane)
         }
-        if let hub { accepted(event, hub: hub) }
-        return .accepted
     }
 
     /// A batch on the calling thread's lane: one BUSY store, one publish.
@@ -162,12 +209,13 @@ extension LoopCore {
         return total
     }
 
-    /// Runner only: a lane holds an event not yet taken, or a producer is
-    /// inside an emit on one (BUSY). A hint (no fence): for the runner's
-    /// linger, not for a decision a lost event would follow from.
+    /// Runner only: a lane holds a published event not yet taken. A hint
+    /// (no fence, BUSY not read: reading it would pull each producer's line
+    /// away from it once per linger): for the runner's linger, not for a
+    /// decision a lost event would follow from.
     var lanesHaveWork: Bool {
         guard let set = laneSet else { return false }
-        return spindle_lane_set_looks_runnable(set, false)
+        return spindle_lane_set_has_published_consumer(set)
     }
 
     /// Any thread (the re-check after going idle, the stop's last slice):

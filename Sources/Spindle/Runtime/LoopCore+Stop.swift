@@ -9,7 +9,7 @@ enum StopRequest: UInt8, AtomicValue, Sendable {
 }
 
 // Stopping: close the gate, wait for the grace period off every executor
-// thread (liburcu's call_rcu), then let the loop's last slice drain and
+// thread (on Spindle's grace thread), then let the loop's last slice drain and
 // finish on its own executor.
 extension LoopCore {
     /// Closes the gate and starts the grace period, once. Any thread; runs

@@ -9,7 +9,8 @@ import Dispatch
 /// The gate: every emit runs inside an RCU read-side section (liburcu's
 /// urcu-bp, `spindle_gate_enter`/`exit`): it reads `closed` and, if the loop
 /// is open, enqueues before leaving the section. Stop sets `closed` and asks
-/// liburcu to call back after a grace period (`call_rcu`), after which every
+/// Spindle's grace thread to call back after a grace period
+/// (`spindle_task_after_grace_period`), after which every
 /// emit that missed `closed` has enqueued and every later one sees it; only
 /// then does the loop's last slice drain and finish. So an emit either
 /// answers `.stopped` or its event is reduced: nothing accepted is lost, and
@@ -27,6 +28,7 @@ import Dispatch
 // `@unchecked Sendable`, restated from `ScheduledLoop` (a class hierarchy
 // cannot be checked): every stored property below is immutable, an atomic,
 // protected by a lock, or runner only, as its label says.
+@usableFromInline
 final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecked Sendable {
     let options: SpinOptions
     /// The reducer's function, stored directly so that the per-event path
@@ -308,8 +310,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     // MARK: Emitting
 
-    /// Accepts `event` for reduction, or says why not. Any thread.
-    @inline(__always)
+    /// Accepts `event` for reduction, or says why not. Any thread. (An emit
+    /// on the calling thread's lane usually never gets here:
+    /// `SpinLoop.emit` takes `reserveLaneSlot` first.)
+    @usableFromInline
     func emit(_ event: Event) -> EmitResult {
         if isOnRunner { return emitOnRunner(event) }
         if queueTag == .lockFree {

@@ -17,7 +17,7 @@
 /// **Thread safety:** every member may be used from any thread at any time,
 /// including concurrently with `stop`.
 public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
-    let core: LoopCore<State, Event>
+    @usableFromInline let core: LoopCore<State, Event>
     /// Why the loop could not start, or nil. A loop that could not start is
     /// stopped from birth: every emit answers ``EmitResult/stopped``, and
     /// ``stop(_:)`` returns at once with nothing reduced.
@@ -164,9 +164,17 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     ///   ``OverflowPolicy/dropNewest``), or ``EmitResult/stopped``.
     /// - Complexity: O(1); under ``OverflowPolicy/block`` it waits while the
     ///   bounded queue is full (never on the reducer thread itself).
-    @discardableResult
+    @inlinable @discardableResult
     public func emit(_ event: Event) -> EmitResult {
-        core.emit(event)
+        // The lane fast path (this thread emits into this loop often, see
+        // LANES.md), inlined so that the event's copy is specialized for
+        // `Event` in the caller's module; everything else is `LoopCore.emit`.
+        if let reservation = core.reserveLaneSlot() {
+            reservation.slot.initializeMemory(as: Event.self, to: event)
+            if core.publishLaneSlot(reservation) { core.acceptedOnLane(event) }
+            return .accepted
+        }
+        return core.emit(event)
     }
 
     /// Sends many events at once, in order: what `emit(_:)` does for each,

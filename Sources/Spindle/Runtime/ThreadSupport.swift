@@ -8,14 +8,12 @@ import Musl
 import Darwin
 #endif
 
-/// A number identifying the calling OS thread (its pthread id).
+/// A number identifying the calling OS thread among live threads: the
+/// address of its lane table, a thread-local read inlined from CSpindle
+/// (`pthread_self` is a call, on every emit).
 @inline(__always)
 func currentThreadToken() -> UInt {
-    #if canImport(Darwin)
-    return UInt(bitPattern: pthread_self())
-    #else
-    return UInt(pthread_self())
-    #endif
+    UInt(spindle_thread_token())
 }
 
 /// OS threads for the executors, named `name` (at most 15 bytes on Linux).

@@ -18,6 +18,9 @@ internal import CSpindle
 ///
 /// `@unchecked Sendable`: a non-final class cannot be checked. Every stored
 /// property here is immutable or an atomic; `LoopCore` labels its own.
+// `@usableFromInline`: `SpinLoop.emit`'s lane fast path is inlined into
+// callers (see `LoopCore.reserveLaneSlot`), and reaches its `LoopCore`.
+@usableFromInline
 class ScheduledLoop: @unchecked Sendable {
     /// The loop's hot atomics, on one cache line (see `LoopWords`).
     let words = LoopWords()
@@ -87,7 +90,8 @@ class ScheduledLoop: @unchecked Sendable {
     /// Stops the loop with drain because its pool shuts down. Any thread.
     func requestStopForShutdown() { fatalError("subclass") }
 
-    /// The stop's grace period has passed (on liburcu's call_rcu thread).
+    /// The stop's grace period has passed (on Spindle's grace thread; see
+    /// `spindle_task_after_grace_period`).
     func gracePeriodEnded() { fatalError("subclass") }
 
     // MARK: The protocol

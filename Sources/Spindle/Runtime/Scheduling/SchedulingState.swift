@@ -16,6 +16,29 @@ enum SchedulingState: UInt8, AtomicValue, Sendable, CustomStringConvertible {
     /// Stopped: its last slice ran the finish. Never scheduled again.
     case finished
 
+    // Written out to be inlined: the synthesized conversion is an
+    // out-of-line call, and every emit's wake-up decodes the state once.
+    @inline(__always)
+    init?(rawValue: UInt8) {
+        switch rawValue {
+        case 0: self = .idle
+        case 1: self = .scheduled
+        case 2: self = .running
+        case 3: self = .finished
+        default: return nil
+        }
+    }
+
+    @inline(__always)
+    var rawValue: UInt8 {
+        switch self {
+        case .idle: 0
+        case .scheduled: 1
+        case .running: 2
+        case .finished: 3
+        }
+    }
+
     var description: String {
         switch self {
         case .idle: "idle"
