@@ -1,5 +1,6 @@
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import CSpindle
+import Synchronization
 import Testing
 import SpindleTestSupport
 
@@ -77,6 +78,53 @@ extension StressSuite {
             await baseline.expectReturned()
             let lanesFreed = await eventually { spindle_live_lanes() <= lanesLive }
             #expect(lanesFreed, "lanes left behind: \(spindle_live_lanes() - lanesLive)")
+        }
+
+        /// A lane's events are reduced a run at a time (one call to the
+        /// reducer's specialized loop) unless someone needs the states in
+        /// between. A `states` subscription made on the lane's thread before
+        /// its next emits must still see every state those emits make. (The
+        /// per-run check this relies on matters only when a subscription
+        /// lands between a slice's start and its read of the lane's count, a
+        /// few instructions: this case checks the guarantee end to end, and
+        /// did not fail with that check removed.)
+        @Test("a subscriber on a lane's thread sees every state its next emits make",
+              .timeLimit(.minutes(2)))
+        func aSubscriptionBeforeLaneEmitsSeesEveryState() async {
+            let baseline = await LiveBaseline.settle()
+            let savedStreak = LaneTuning.streak
+            LaneTuning.streak = 1
+            defer { LaneTuning.streak = savedStreak }
+            let rounds = max(20, StressScale.rounds)
+            let perHalf = 5_000
+            do {
+                let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state + 1 }).start()
+                let collectors = Mutex<[Task<[Int], Never>]>([])
+                let finished = await onThreads(1, within: 60) { _ in
+                    for _ in 0..<rounds {
+                        for _ in 0..<perHalf { loop.emit(1) }
+                        let stream = loop.states()
+                        let collector = Task {
+                            var values: [Int] = []
+                            for await value in stream { values.append(value) }
+                            return values
+                        }
+                        collectors.withLock { $0.append(collector) }
+                        for _ in 0..<perHalf { loop.emit(1) }
+                    }
+                }
+                #expect(finished, "the producer did not finish: a hang")
+                let report = await loop.stop()
+                #expect(report.reduced == rounds * perHalf * 2)
+                for (round, collector) in collectors.withLock({ $0 }).enumerated() {
+                    let values = await collector.value
+                    let gaps = zip(values, values.dropFirst()).filter { $1 != $0 + 1 }.count
+                    #expect(gaps == 0 && values.first.map { $0 <= (round * 2 + 1) * perHalf } == true
+                                && values.last == rounds * perHalf * 2,
+                            "round \(round): \(gaps) gaps, first \(values.first ?? -1), last \(values.last ?? -1)")
+                }
+            }
+            await baseline.expectReturned()
         }
     }
 }

@@ -51,6 +51,7 @@ extension Reducer where State: Sendable, Event: Sendable {
         // A loop never uses this one: it reduces with its own, below, which
         // also dispatches the effects.
         self.reduceInPlace = { state, payload in _ = nextInPlace(&state, payload) }
+        self.reduceRunInPlace = nil
         self.loopEffects = LoopEffectsFactory(
             make: { defaultQueue in
                 let dispatcher = EffectDispatcher(router: router, defaultQueue: defaultQueue)
@@ -73,6 +74,7 @@ extension Reducer where State: Sendable, Event: Sendable {
          reduceInPlace: @escaping @Sendable (inout State, UnsafeMutableRawPointer) -> Void) {
         self.reduce = reduce
         self.reduceInPlace = reduceInPlace
+        self.reduceRunInPlace = nil
         self.loopEffects = nil
     }
 }

@@ -19,6 +19,14 @@ public struct Reducer<State, Event>: Sendable {
     /// names the concrete types, where those copies are a few moves.
     @usableFromInline let reduceInPlace: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
 
+    /// `reduceInPlace` for a run of adjacent payloads (`count` of them,
+    /// `MemoryLayout<Event>.stride` apart: a lane's block), each moved out
+    /// and reduced in order. Built by the same inlinable initializer, so the
+    /// loop is specialized and `reduce` inlined into it: one call per run
+    /// instead of one per event. nil for a reducer with effects (a loop
+    /// then reduces event by event).
+    @usableFromInline let reduceRunInPlace: (@Sendable (inout State, UnsafeMutableRawPointer, Int) -> Void)?
+
     /// A reducer with effects (see `Reducer+Effects.swift`) builds each
     /// loop's own effect runtime with this; nil for a plain reducer, whose
     /// loops pay nothing for effects.
@@ -31,6 +39,14 @@ public struct Reducer<State, Event>: Sendable {
         self.reduce = reduce
         self.reduceInPlace = { state, payload in
             state = reduce(state, payload.assumingMemoryBound(to: Event.self).move())
+        }
+        self.reduceRunInPlace = { state, first, count in
+            let events = first.assumingMemoryBound(to: Event.self)
+            var current = state
+            for index in 0..<count {
+                current = reduce(current, (events + index).move())
+            }
+            state = current
         }
         self.loopEffects = nil
     }

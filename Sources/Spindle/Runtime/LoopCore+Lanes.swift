@@ -181,10 +181,11 @@ extension LoopCore {
         }
     }
 
-    /// Hands up to `max` events waiting in the lanes to `body`, lane by
-    /// lane, each in order. Runner only.
+    /// Hands up to `max` events waiting in the lanes to `runs`, lane by
+    /// lane, each in order, a run of adjacent payloads at a time (which
+    /// `runs` moves out). Runner only.
     @inline(__always)
-    func drainLanes(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+    func drainLanes(max: Int, _ runs: (UnsafeMutableRawPointer, Int) -> Void) -> Int {
         guard let set = laneSet else { return 0 }
         let lanes = spindle_lane_set_count_consumer(set)
         if lanes == 0 { return 0 }
@@ -195,11 +196,7 @@ extension LoopCore {
             if spindle_lane_available_consumer(lane) > 0 {
                 var count = 0
                 while total < max, let first = spindle_lane_run_consumer(lane, max - total, &count) {
-                    var payload = first
-                    for _ in 0..<count {
-                        body(payload)
-                        payload += MemoryLayout<Event>.stride
-                    }
+                    runs(first, count)
                     spindle_lane_consumed(lane, count)
                     total += count
                 }

@@ -20,7 +20,8 @@ extension LoopCore {
             if let hub {
                 reduced = reduceBatchObserved(max: budget, hub: hub)
             } else {
-                let fromQueue = drainQueue(max: budget) { payload in reduce(movingFrom: payload) }
+                let fromQueue = drainQueue(max: budget, { payload in reduce(movingFrom: payload) },
+                                           runs: { first, count in reduceRun(movingFrom: first, count: count) })
                 let fromRunner = reduceReentrant(max: budget)
                 reduced = fromQueue + fromRunner
                 if reduced > 0 || observersPending {
@@ -85,6 +86,31 @@ extension LoopCore {
         reducedCount &+= 1
         if hasInlineWorkers { runInlineWorkers(from: firstInlineWorker) }
         if collecting { batchStates.append(statePointer.pointee) }
+    }
+
+    // A lane's run of `count` adjacent events: reduced in one call to the
+    // reducer's specialized loop when nothing needs the states in between
+    // (no every-state inline feedback, no state collection), else one by
+    // one. The observer check is made once per run: every event in the run
+    // was published before the runner read the lane's count (acquire), so a
+    // subscription made before one of those emits is seen here.
+    @inline(__always)
+    private func reduceRun(movingFrom first: UnsafeMutableRawPointer, count: Int) {
+        if observerBaseIndex < 0, observersPending {
+            observerBaseIndex = batchStates.count
+            observerBaseState = state
+            collecting = true
+        }
+        if let reduceRunFunction, !hasInlineWorkers, !collecting {
+            reduceRunFunction(&statePointer.pointee, first, count)
+            reducedCount &+= count
+        } else {
+            var payload = first
+            for _ in 0..<count {
+                reduce(movingFrom: payload)
+                payload += MemoryLayout<Event>.stride
+            }
+        }
     }
 
     // Runs a chain of inline workers (linked through `nextInline`) with the

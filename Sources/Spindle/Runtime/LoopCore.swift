@@ -34,6 +34,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// The reducer's function, stored directly so that the per-event path
     /// loads it without generic field-offset lookups.
     let reduceFunction: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
+    /// The reducer over a run of adjacent events (`Reducer.reduceRunInPlace`),
+    /// for a lane's runs; nil for a reducer with effects.
+    let reduceRunFunction: (@Sendable (inout State, UnsafeMutableRawPointer, Int) -> Void)?
     // The event queue, concretely typed (an existential would stop the
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`. Unwrapped with `!` (a branch), not
@@ -136,6 +139,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
         self.options = options
         self.reduceFunction = spin.reducer.reduceInPlace
+        self.reduceRunFunction = spin.reducer.reduceRunInPlace
         statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: spin.initialState)
         self.observerBaseState = spin.initialState
@@ -589,21 +593,32 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// Runner only.
     @inline(__always)
     func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
-        assertOnRunner()
-        return switch queueTag {
-        case .lockFree:
-            drainSharedQueueAndLanes(max: max, body)
-        case .ring: ringQueue!.drain(max: max, body)
-        case .baseline: baselineQueue!.drain(max: max, body)
+        drainQueue(max: max, body) { first, count in
+            var payload = first
+            for _ in 0..<count {
+                body(payload)
+                payload += MemoryLayout<Event>.stride
+            }
         }
     }
 
-    // The shared queue first (its markers open lanes), then the lanes.
+    /// `drainQueue`, with the lanes' events handed over a run at a time:
+    /// `runs(first, count)` moves out `count` adjacent payloads
+    /// (`MemoryLayout<Event>.stride` apart). Runner only.
     @inline(__always)
-    private func drainSharedQueueAndLanes(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
-        let shared = lockFreeQueue!.drain(max: max, body) { lane in laneOpened(lane) }
-        if shared == max { return shared }
-        return shared + drainLanes(max: max - shared, body)
+    func drainQueue(
+        max: Int, _ body: (UnsafeMutableRawPointer) -> Void, runs: (UnsafeMutableRawPointer, Int) -> Void
+    ) -> Int {
+        assertOnRunner()
+        switch queueTag {
+        case .lockFree:
+            // The shared queue first (its markers open lanes), then the lanes.
+            let shared = lockFreeQueue!.drain(max: max, body) { lane in laneOpened(lane) }
+            if shared == max { return shared }
+            return shared + drainLanes(max: max - shared, runs)
+        case .ring: return ringQueue!.drain(max: max, body)
+        case .baseline: return baselineQueue!.drain(max: max, body)
+        }
     }
 
     /// Whether the queue looks empty to a thread that is not its consumer
