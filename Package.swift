@@ -29,13 +29,15 @@ let package = Package(
         // Benchmark harness only: command line, latency histograms.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
-        // Documentation only: `swift package generate-documentation --target Spindle`
+        // Documentation only: `swift package generate-documentation --target <product>`
         // (a command plugin; no target depends on it, so builds never run it).
+        // The examples the articles show are the snippets in Snippets/, which
+        // `swift build` builds and scripts/docs.sh runs.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // The C target: liburcu wrappers, the bounded ring, the parker. liburcu
-        // is linked dynamically (no _LGPL_SOURCE): see README, "Licence".
+        // is linked dynamically (no _LGPL_SOURCE): see CONTRIBUTING.md, "Licence".
         .target(
             name: "CSpindle",
             path: "CSupport",
@@ -104,8 +106,8 @@ let package = Package(
         // Helpers shared by the test targets: locks, recorders, waiting,
         // threads. Not a product.
         .target(name: "SpindleTestSupport", path: "Tests/SpindleTestSupport"),
-        // The README's levels types for the test targets that use them as a
-        // fixture (SpindleTests mirrors the README's own snippet instead).
+        // The levels example's types (Getting started) for the test targets
+        // that use them as a fixture.
         .target(name: "SpindleLevelsFixture", path: "Tests/SpindleLevelsFixture"),
         .testTarget(name: "SpindleTests", dependencies: ["Spindle", "SpindleTestSupport"]),
         .testTarget(
@@ -124,7 +126,7 @@ let package = Package(
         .testTarget(
             name: "SpindleObservabilityTests",
             dependencies: [
-                "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport", "SpindleLevelsFixture",
+                "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport",
                 "spindle-recorder-child", "RecorderCrashFixture",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "MetricsTestKit", package: "swift-metrics"),

@@ -9,7 +9,10 @@
 #   5. the 60 s soak: a mixed workload, then every loop's books, a flat RSS
 #      and live objects back to zero (scripts/soak.sh),
 #   6. 60 s of libFuzzer on the recording reader, after replaying every past
-#      finding (scripts/fuzz.sh).
+#      finding (scripts/fuzz.sh),
+#   7. the documentation: the README's example is its snippet, every snippet
+#      builds and runs, and DocC builds every product with warnings as
+#      errors (scripts/docs.sh).
 # With arguments, it runs only `swift test` with them instead
 # (e.g. `scripts/test.sh --filter Levels`).
 set -euo pipefail
@@ -22,6 +25,9 @@ started=$(date +%s)
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 swift test --skip SpindleStressTests
 unit_done=$(date +%s)
+echo "== documentation: snippets and DocC (scripts/docs.sh)"
+scripts/docs.sh
+docs_done=$(date +%s)
 echo "== stress suite under Thread Sanitizer (scripts/stress.sh)"
 scripts/stress.sh
 stress_done=$(date +%s)
@@ -37,4 +43,4 @@ soak_done=$(date +%s)
 echo "== fuzz the recording reader, 60 s (scripts/fuzz.sh)"
 scripts/fuzz.sh 60
 finished=$(date +%s)
-echo "== tests passed: unit $((unit_done - started)) s, stress $((stress_done - unit_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, fuzz $((finished - soak_done)) s"
+echo "== tests passed: unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, fuzz $((finished - soak_done)) s"

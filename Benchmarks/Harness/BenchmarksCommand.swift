@@ -48,7 +48,7 @@ struct BenchmarksCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Write the results as a JSON array to PATH.", valueName: "path"))
     var json: String?
 
-    @Option(help: ArgumentHelp("Write the results as a Markdown table (for the README) to PATH.", valueName: "path"))
+    @Option(help: ArgumentHelp("Write the results as a Markdown table (as in Benchmarks/Results/latest.md) to PATH.", valueName: "path"))
     var markdown: String?
 
     @Option(help: ArgumentHelp("Write an SVG bar chart of events/s per scenario and engine to PATH.", valueName: "path"))

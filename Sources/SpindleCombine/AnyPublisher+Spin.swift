@@ -25,7 +25,7 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// > as Combine tears a chain down: it sends nothing more, no state
     /// > reaches the loop's feedbacks after `cancel()` returns (bar an effect
     /// > call already in progress), the events not yet reduced are dropped
-    /// > (``StopMode/discardPending``), every effect is cancelled, and the
+    /// > (`StopMode.discardPending`), every effect is cancelled, and the
     /// > loop finishes in the background. The publisher never fails, and
     /// > completes only if its loop stops some other way.
     ///

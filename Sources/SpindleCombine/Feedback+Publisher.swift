@@ -22,11 +22,11 @@ extension Feedback {
     /// subscribed to (with unlimited demand), and every value is emitted, in
     /// order, until the publisher completes.
     ///
-    /// > Important: With ``ExecutionStrategy/cancelOnNewState`` (the
+    /// > Important: With `ExecutionStrategy.cancelOnNewState` (the
     /// > default), a new state cancels the previous run: its subscription is
     /// > cancelled, and any event it delivers after that moment is discarded,
     /// > never reduced (counted in `lateEventsDiscarded`). With
-    /// > ``ExecutionStrategy/continueOnNewState``, earlier subscriptions go on
+    /// > `ExecutionStrategy.continueOnNewState`, earlier subscriptions go on
     /// > and all their values are reduced. Stopping the loop cancels every
     /// > subscription.
     ///

@@ -20,7 +20,7 @@ import Spindle
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
 /// `start()` on, ``state`` is set on the main actor to the initial state,
 /// then to the loop's states in reduction order; `objectWillChange` and
-/// `$state` send there, before each change. It is built on ``UISpin``,
+/// `$state` send there, before each change. It is built on `UISpin`,
 /// rendering on the main queue.
 ///
 /// > Important: Publishing is conflated by default
@@ -39,7 +39,7 @@ import Spindle
 ///
 /// **Thread safety:** the type is isolated to the main actor: ``state``,
 /// `objectWillChange`, `$state` and ``start()`` are used there.
-/// ``emit(_:)`` and ``binding(for:event:)`` may be used from any thread.
+/// ``emit(_:)`` and the `binding(for:event:)` methods may be used from any thread.
 @MainActor
 public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableObject {
     /// The latest state published on the main actor (the initial state
@@ -74,7 +74,7 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     }
 
     /// Sends an event to the loop. Any thread.
-    /// - Returns: the loop's answer; ``EmitResult/stopped`` before
+    /// - Returns: the loop's answer; `EmitResult.stopped` before
     ///   ``start()`` (the event is not kept).
     @discardableResult
     public nonisolated func emit(_ event: Event) -> EmitResult {

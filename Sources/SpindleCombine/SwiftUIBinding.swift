@@ -5,7 +5,7 @@ import SwiftUI
 import Spindle
 
 extension Binding {
-    /// A SwiftUI binding over a ``Spindle/SpinBinding``: reading calls its
+    /// A SwiftUI binding over a `SpinBinding`: reading calls its
     /// `get`, writing its `set` (which emits the event).
     ///
     /// - Parameter binding: the spin binding, from `UISpin.binding(for:event:)`.

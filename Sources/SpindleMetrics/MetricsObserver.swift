@@ -1,7 +1,7 @@
 import CoreMetrics
 import Spindle
 
-/// A ``SpinObserver`` that reports a loop to swift-metrics: counters for its
+/// A `SpinObserver` that reports a loop to swift-metrics: counters for its
 /// events and effect runs, a gauge for its queue depth, and a timer for its
 /// reductions.
 ///
@@ -22,12 +22,12 @@ import Spindle
 /// apart, say `[("loop", "checkout")]`).
 ///
 /// ```swift
-/// let metrics = MetricsObserver<Levels, Levels.Event>(dimensions: [("loop", "levels")])
+/// let metrics = MetricsObserver<Levels, LevelsEvent>(dimensions: [("loop", "levels")])
 /// let loop = spin.observed(by: metrics).start()
 /// ```
 ///
 /// > Important: The observer does not ask for each event
-/// > (``SpinObserver/observesEachEvent`` is false): the reducer thread pays
+/// > (``observesEachEvent`` is false): the reducer thread pays
 /// > two clock reads and a few metric updates per batch, not per event. The
 /// > timer records a per-batch mean: it shows how the reducer's cost moves,
 /// > not the spread of single reductions.

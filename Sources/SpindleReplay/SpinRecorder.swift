@@ -2,17 +2,17 @@ import Dispatch
 import Foundation
 import Spindle
 
-/// A ``SpinObserver`` that records every event a loop reduces, in reduction
+/// A `SpinObserver` that records every event a loop reduces, in reduction
 /// order and with its time, as JSON Lines (see ``SpinRecording`` for the
 /// format and for replay): a journal of the run.
 ///
 /// ```swift
-/// let recorder = try SpinRecorder<Levels, Levels.Event>(file: url)
+/// let recorder = try SpinRecorder<Levels, LevelsEvent>(file: url)
 /// let loop = spin.observed(by: recorder).start()
 /// …
 /// await loop.stop()
 /// try await recorder.waitUntilWritten()
-/// let states = try SpinRecording<Levels.Event>(contentsOf: url).replay(spin)
+/// let states = try SpinRecording<LevelsEvent>(contentsOf: url).replay(spin)
 /// ```
 ///
 /// The reducer thread only copies each event and reads the clock; encoding

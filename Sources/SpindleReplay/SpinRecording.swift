@@ -11,14 +11,13 @@ import Spindle
 /// a recording from a failed run and step through its states.
 ///
 /// ```swift
-/// let recording = try SpinRecording<Levels.Event>(contentsOf: url)
-/// let states = try recording.replay(spin)       // initial state first
-/// let states = recording.replay(through: reducer, from: initial)
+/// let recording = try SpinRecording<LevelsEvent>(contentsOf: url)
+/// let states = recording.replay(spin)  // the initial state first
 /// ```
 ///
-/// The format (version 1) is described on ``SpinRecorder`` and in the
-/// README: a header line with the initial state, a line per reduction, a
-/// footer with the stop report.
+/// The format (version 1) is described in <doc:RecordAndReplay>: a header
+/// line with the initial state, a line per reduction, a footer with the
+/// stop report.
 ///
 /// A recording that was cut short (a crash, a full disk) has no footer and
 /// may end in a torn line: read it with ``TornLastLine/drop`` to replay its

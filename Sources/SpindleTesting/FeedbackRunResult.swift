@@ -1,7 +1,7 @@
 /// What a feedback did when a ``FeedbackSpec`` ran it over a list of states.
 ///
 /// Only events the engine reduced are here: an event emitted by a run that
-/// a newer state had cancelled (``Spindle/ExecutionStrategy/cancelOnNewState``)
+/// a newer state had cancelled (`ExecutionStrategy.cancelOnNewState`)
 /// is discarded by the engine and never appears.
 public struct FeedbackRunResult<Event: Sendable>: Sendable {
     /// One reduced event, and the index of the given state whose run emitted it.
@@ -24,7 +24,7 @@ public struct FeedbackRunResult<Event: Sendable>: Sendable {
     /// start none), in order.
     public let runSteps: [Int]
     /// The steps whose run was cancelled before it ended: by a newer state
-    /// under ``Spindle/ExecutionStrategy/cancelOnNewState``, or by the stop
+    /// under `ExecutionStrategy.cancelOnNewState`, or by the stop
     /// after a timeout. Synchronous runs are never cancelled.
     ///
     /// In ascending order, not the order in which the cancelled runs ended

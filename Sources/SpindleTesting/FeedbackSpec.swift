@@ -9,7 +9,7 @@ import Spindle
 /// #expect(result.events == [.increaseLeft])
 /// ```
 ///
-/// A spec takes the same arguments as the ``Spindle/Feedback`` initializer
+/// A spec takes the same arguments as the `Feedback` initializer
 /// it stands for (the effect, `filteredBy:`, `applying:`), not a `Feedback`
 /// value: a feedback's effect, filter and strategy are not public, and there
 /// is no public way to run a feedback over states it does not get from its
@@ -17,7 +17,7 @@ import Spindle
 /// feedback and the spec from it.
 ///
 /// **How it runs.** The spec builds a real `Feedback` from those arguments
-/// (re-typed onto a wrapper state) and starts a real ``Spindle/SpinLoop``
+/// (re-typed onto a wrapper state) and starts a real `SpinLoop`
 /// with it. The loop's state says which given state is current; a driver
 /// moves it on with an internal event, and the loop's reducer records the
 /// feedback's events instead of applying them. Reducing a recorded event
@@ -27,7 +27,7 @@ import Spindle
 /// them.
 ///
 /// > Important: An event appears in the result only if the engine reduced
-/// > it. Under ``Spindle/ExecutionStrategy/cancelOnNewState`` a run is
+/// > it. Under `ExecutionStrategy.cancelOnNewState` a run is
 /// > cancelled when the next state that passes the filter reaches the
 /// > feedback, and whatever it emits after that is discarded. Whether a
 /// > slow run is overtaken depends on ``Pacing``: with
@@ -37,7 +37,7 @@ import Spindle
 /// far, every run it started has ended (returned, thrown, or stopped
 /// iterating), and every event those runs emitted has been reduced or
 /// discarded. The spec polls for it every millisecond. A run that never
-/// ends (an endless sequence under ``Spindle/ExecutionStrategy/continueOnNewState``,
+/// ends (an endless sequence under `ExecutionStrategy.continueOnNewState`,
 /// say) never settles: the spec waits `timeout`, then stops the loop, which
 /// cancels what is still running, and returns with
 /// ``FeedbackRunResult/settled`` false.
@@ -64,7 +64,7 @@ public struct FeedbackSpec<State: Sendable, Event: Sendable>: Sendable {
         case afterSettling
         /// As soon as the feedback has received the previous state (its run,
         /// if any, has been started). Under
-        /// ``Spindle/ExecutionStrategy/cancelOnNewState`` every async run but
+        /// `ExecutionStrategy.cancelOnNewState` every async run but
         /// the last is then cancelled almost at once.
         case immediately
         /// The given duration after the feedback received the previous state.

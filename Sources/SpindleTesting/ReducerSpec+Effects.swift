@@ -28,7 +28,10 @@ extension ReducerSpec.Outcome {
     /// try spec.given(s).when(.typed("a")).thenEffects(equal: [SearchEffect.fetch("a")])
     /// ```
     ///
-    /// - Parameter expected: the effects, in dispatch order.
+    /// - Parameters:
+    ///   - expected: the effects, in dispatch order.
+    ///   - fileID: the file to report a failure at (`#fileID` of the caller).
+    ///   - line: the line to report a failure at (`#line` of the caller).
     /// - Throws: ``SpecFailure`` showing the expected and actual effects and
     ///   their difference; or naming the reducer as one without effects.
     public func thenEffects<Effect: Equatable>(
@@ -52,7 +55,10 @@ extension ReducerSpec.Outcome {
     /// dispatched, in any order, others allowed (Mobius's `hasEffects`).
     /// An effect expected twice must have been dispatched twice.
     ///
-    /// - Parameter expected: effects that must have been dispatched.
+    /// - Parameters:
+    ///   - expected: effects that must have been dispatched.
+    ///   - fileID: the file to report a failure at (`#fileID` of the caller).
+    ///   - line: the line to report a failure at (`#line` of the caller).
     /// - Throws: ``SpecFailure`` naming the missing effects.
     /// - Complexity: O(expected × actual) comparisons.
     public func thenEffects<Effect: Equatable>(
@@ -120,6 +126,8 @@ extension ReducerSpec.Outcome where State: Equatable {
     /// - Parameters:
     ///   - state: the expected final state.
     ///   - effects: the expected effects, in dispatch order.
+    ///   - fileID: the file to report a failure at (`#fileID` of the caller).
+    ///   - line: the line to report a failure at (`#line` of the caller).
     /// - Throws: ``SpecFailure`` for the first of the two that differs.
     public func then<Effect: Equatable>(
         state: State,

@@ -9,14 +9,14 @@ import Spindle
 ///     .thenState(equals: Levels(left: 1, right: 9))
 /// ```
 ///
-/// The spec calls the reducer's public ``Reducer/reduce`` function directly:
+/// The spec calls the reducer's public `Reducer.reduce` function directly:
 /// no loop, no thread, synchronous. The events are reduced in order, each
 /// from the state the previous one produced. A `then…` call that fails
 /// throws a ``SpecFailure`` naming the given state, the events, and the
 /// expected and actual states (with a line diff where both can be compared).
 ///
 /// For a reducer with effects as data (`Reducer(_:effects:)`, or a function
-/// returning a ``Spindle/Next``), the spec calls that function instead and
+/// returning a `Next`), the spec calls that function instead and
 /// records the effects each event dispatched too, without routing them to
 /// any handler, and checks them as Mobius's `hasEffects` does:
 ///
@@ -44,7 +44,7 @@ public struct ReducerSpec<State, Event>: Sendable {
     }
 
     /// Creates a spec for a reduce function with effects as data: the
-    /// outcome records the effects of each ``Spindle/Next`` it returns (see
+    /// outcome records the effects of each `Next` it returns (see
     /// ``Outcome/thenEffects(equal:fileID:line:)``).
     /// - Parameter next: computes the next state and the effects; must be
     ///   pure.
@@ -112,7 +112,10 @@ public struct ReducerSpec<State, Event>: Sendable {
         /// ``SpecFailure`` that shows the given state, the events, the final
         /// state and that error.
         ///
-        /// - Parameter assertion: throws when the final state is wrong.
+        /// - Parameters:
+        ///   - assertion: throws when the final state is wrong.
+        ///   - fileID: the file to report a failure at (`#fileID` of the caller).
+        ///   - line: the line to report a failure at (`#line` of the caller).
         /// - Throws: ``SpecFailure``.
         public func then(
             _ assertion: (State) throws -> Void,
@@ -135,6 +138,8 @@ public struct ReducerSpec<State, Event>: Sendable {
         /// - Parameters:
         ///   - expectation: what the predicate checks, for the failure message.
         ///   - predicate: true when the final state is right.
+        ///   - fileID: the file to report a failure at (`#fileID` of the caller).
+        ///   - line: the line to report a failure at (`#line` of the caller).
         /// - Throws: ``SpecFailure`` when the predicate is false.
         public func then(
             _ expectation: String,

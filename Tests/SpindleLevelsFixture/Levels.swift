@@ -1,5 +1,5 @@
-// The README's levels example (see its walk-through), for the test targets
-// that use it as a fixture rather than mirror the README's snippet.
+// The levels example of the Getting started article (DocC), for the test targets
+// that use it as a fixture.
 // Codable so that SpindleReplay can record it.
 
 package struct Levels: Equatable, Sendable, Codable {

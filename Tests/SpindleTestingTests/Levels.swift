@@ -1,7 +1,7 @@
 import SpindleLevelsFixture
 
-// The README's levels example comes from SpindleLevelsFixture; the README's
-// testing snippets also use this wrong reducer.
+// The levels example comes from SpindleLevelsFixture; the spec and runner
+// tests also use this wrong reducer.
 
 /// A deliberately wrong reducer: `.increaseLeft` adds 2.
 @Sendable func wrongLevelsReducer(_ state: Levels, _ event: LevelsEvent) -> Levels {

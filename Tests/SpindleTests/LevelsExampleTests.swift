@@ -1,7 +1,7 @@
 import Spindle
 import Testing
 
-/// The README's walk-through example (Spin.Swift's "levels"): two feedbacks
+/// The levels example of the Getting started article (Spin.Swift's "levels"): two feedbacks
 /// move the left level up and the right level down until they meet.
 struct Levels: Equatable, Sendable {
     var left: Int

@@ -1,4 +1,4 @@
-/// `--markdown PATH`: the table for the README's "Performance" section,
+/// `--markdown PATH`: the results table (Benchmarks/Results/latest.md),
 /// with the date, the command and the machine above it.
 enum MarkdownReport {
     static func render(_ results: [ResultRow], context: RunContext) -> String {

@@ -80,10 +80,12 @@ enum HotAndColdScenario {
         }
         try await producers.waitUntilReady(in: run)
         let hotBefore = hot.statistics.reducedEvents
+        let noise = SchedulerNoise.begin()
         let region = MeasuredRegion.begin()
         producers.release()
         try await coldDone.wait(timeout: run.timeout, "the cold loops' \(ticks) ticks", in: run)
         let (elapsed, allocations) = region.end()
+        let counters = noise.end()
         let hotReduced = hot.statistics.reducedEvents - hotBefore
         hotRunning.store(false, ordering: .relaxed)
         try await producers.waitUntilFinished(in: run)
@@ -105,9 +107,9 @@ enum HotAndColdScenario {
         return Sample(
             events: coldEvents, elapsedNanoseconds: elapsed, allocations: allocations,
             latency: LatencySummary(histogram),
-            counters: [
+            counters: counters.merging([
                 "hot_events_per_second": Int(Double(hotReduced) / (Double(elapsed) / 1e9)),
                 "cold_over_1ms": over1ms,
-            ])
+            ]) { $1 })
     }
 }

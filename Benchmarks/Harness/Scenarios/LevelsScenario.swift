@@ -1,7 +1,7 @@
 import Dispatch
 import Spindle
 
-/// The README's levels example, verbatim: two levels, one feedback raising
+/// The levels example of the Getting started article (DocC), verbatim: two levels, one feedback raising
 /// the left, one lowering the right, until they meet.
 struct Levels: Equatable, Sendable {
     var left: Int
@@ -30,7 +30,7 @@ enum LevelsEvent: Sendable {
     state.left < state.right ? .decreaseRight : nil
 }
 
-/// `levels`: the README's two-feedback spin with left 0, right N.
+/// `levels`: the Getting started article's two-feedback spin with left 0, right N.
 ///
 /// Each feedback sees every state and answers every state where
 /// left < right. There are exactly N such states (each reduction moves
@@ -50,7 +50,7 @@ enum LevelsScenario {
         name: "levels",
         producers: 1,
         description: """
-            The README's levels spin (two sync feedbacks) with left 0, right N: exactly 2N \
+            The levels spin of the Getting started article (two sync feedbacks) with left 0, right N: exactly 2N \
             reductions. Engines: pool and dedicated (feedbacks on the loop's executor, the \
             default), queued (each feedback on its own serial queue). Clock: the harness \
             answers the initial state for both feedbacks → a feedback sees the final state. \
@@ -68,7 +68,7 @@ enum LevelsScenario {
         let primed = Countdown(2)
         let finished = Countdown(1)
         let initial = Levels(left: 0, right: right)
-        // The README's effects, with the harness's hooks around them: the
+        // The article's effects, with the harness's hooks around them: the
         // initial state is answered by the harness; signal the final state.
         let observe = { @Sendable (state: Levels) -> Bool in
             if state == initial {

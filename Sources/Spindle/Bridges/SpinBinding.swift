@@ -1,5 +1,5 @@
 /// A value of a ``UISpin``'s state that can be read and set; see
-/// ``UISpin/binding(for:event:)``.
+/// ``UISpin/binding(for:event:)-(_,(Value)->Event)``.
 ///
 /// **Thread safety:** `get` and `set` may be called from any thread.
 public struct SpinBinding<Value>: Sendable {

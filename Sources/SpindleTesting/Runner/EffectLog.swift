@@ -75,7 +75,7 @@ public struct EffectLogEntry<Event: Sendable>: Sendable {
         /// runs only; always their first entry).
         case dispatched(any Sendable)
         /// No route claims the dispatched effect: it is not handled (the
-        /// engine reports an ``Spindle/UnhandledEffectError``). The run's
+        /// engine reports an `UnhandledEffectError`). The run's
         /// last entry.
         case unhandled
         /// The run began (its state passed the feedback's filter; or the
@@ -87,14 +87,14 @@ public struct EffectLogEntry<Event: Sendable>: Sendable {
         /// runner stopped): discarded, never reduced.
         case discarded(Event)
         /// The runner cancelled the run: a newer state under
-        /// ``Spindle/ExecutionStrategy/cancelOnNewState``, or ``TestSpin/stop()``.
+        /// `ExecutionStrategy.cancelOnNewState`, or ``TestSpin/stop()``.
         case cancelled
         /// The run's task ended: it returned, or threw `CancellationError`,
         /// or threw anything after it had been cancelled.
         case finished
         /// The run threw an error while not cancelled (the engine reports
-        /// such errors to ``Spindle/SpinOptions/onEffectError``; for a
-        /// router's handler, wrapped in an ``Spindle/EffectHandlerError``).
+        /// such errors to `SpinOptions.onEffectError`; for a
+        /// router's handler, wrapped in an `EffectHandlerError`).
         case failed(any Error)
     }
 

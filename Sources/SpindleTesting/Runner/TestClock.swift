@@ -26,7 +26,7 @@ import Spindle
 /// ``now`` is set to the target.
 ///
 /// > Important: A sleeping task that is cancelled (a
-/// > ``Spindle/ExecutionStrategy/cancelOnNewState`` run overtaken by a new
+/// > `ExecutionStrategy.cancelOnNewState` run overtaken by a new
 /// > state, or a stopped runner) wakes at once and `sleep` throws
 /// > `CancellationError`, as `Task.sleep` does. A sleep whose deadline is
 /// > not after ``now`` returns at once.

@@ -1,6 +1,6 @@
 import Spindle
 
-/// Runs one ``Spindle/Feedback`` value deterministically against states the
+/// Runs one `Feedback` value deterministically against states the
 /// test hands it, and collects the events it emits.
 ///
 /// ```swift
@@ -62,7 +62,7 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
     /// Hands `state` to the feedback as its next state, then runs the queued
     /// jobs until none is left. A synchronous run happens at once; another
     /// run starts (cancelling the previous one under
-    /// ``Spindle/ExecutionStrategy/cancelOnNewState``) and goes as far as it
+    /// `ExecutionStrategy.cancelOnNewState`) and goes as far as it
     /// can — to its end, or to a suspension such as a ``TestClock`` sleep.
     public func send(_ state: State) {
         let index = record.withLock { record -> Int in

@@ -24,7 +24,7 @@ extension TestSpin {
     /// The effects that no route of the spin's router claims, in dispatch
     /// order. They are not handled; in the effect log their runs end with
     /// ``EffectLogEntry/Kind-swift.enum/unhandled`` (the engine reports each
-    /// as an ``Spindle/UnhandledEffectError``).
+    /// as an `UnhandledEffectError`).
     ///
     /// - Parameter type: the spin's effect type.
     /// - Returns: the unhandled effects, in order.
@@ -38,7 +38,7 @@ extension TestSpin {
     /// The effects that more than one route of the spin's router claims,
     /// in dispatch order, each with the routes that claim it: the
     /// configuration errors a loop reports to
-    /// ``Spindle/SpinOptions/onEffectError``. As in a loop, each such effect
+    /// `SpinOptions.onEffectError`. As in a loop, each such effect
     /// is handled by the first of its routes (its run in the effect log is
     /// on that route).
     ///

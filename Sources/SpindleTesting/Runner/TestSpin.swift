@@ -12,7 +12,7 @@ import Spindle
 ///
 /// **How it runs.** Creating the runner attaches the gear feedbacks and
 /// delivers the initial state to every feedback, as `start()` does.
-/// ``send(_:)`` reduces an event at once and delivers the new state to
+/// ``send(_:)->_`` reduces an event at once and delivers the new state to
 /// every feedback, in declaration order. A feedback's filter and strategy
 /// apply as in the engine (see ``EffectLogEntry`` for what is recorded):
 ///
@@ -21,11 +21,11 @@ import Spindle
 /// - an async, `AsyncSequence` or stream effect runs as a task on an
 ///   executor the runner owns. Its code runs only inside the runner's
 ///   calls, on the caller's thread, never concurrently with the test: every
-///   call (creating the runner, ``send(_:)``, ``step()``,
+///   call (creating the runner, ``send(_:)->_``, ``step()``,
 ///   ``runUntilIdle(timeout:)``, a ``TestClock`` advance) runs the queued
 ///   jobs until none is left before it returns, so each run goes as far as
 ///   it can — to its end, or to a suspension such as a clock sleep;
-/// - under ``Spindle/ExecutionStrategy/cancelOnNewState`` the new state
+/// - under `ExecutionStrategy.cancelOnNewState` the new state
 ///   cancels the feedback's previous runs, and what they emit afterwards is
 ///   logged as discarded, never reduced;
 /// - a gear feedback is subscribed to its gear: what the gear propagates is
@@ -136,14 +136,14 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         reduce(event)
     }
 
-    /// Sends each event in turn (see ``send(_:)``); the events the feedbacks
+    /// Sends each event in turn (see ``send(_:)->_``); the events the feedbacks
     /// emit meanwhile stay pending.
     public func send(_ events: Event...) {
         for event in events { reduce(event) }
     }
 
     /// Reduces the oldest pending event, if any, and delivers the new state
-    /// (then runs the queued jobs, as ``send(_:)`` does).
+    /// (then runs the queued jobs, as ``send(_:)->_`` does).
     /// - Returns: the new state, or nil when no event was pending.
     @discardableResult
     public func step() -> State? {

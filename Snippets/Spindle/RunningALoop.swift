@@ -1,0 +1,92 @@
+// Start a loop with options of your own, emit into it and read its answers,
+// stop it, and read its statistics.
+
+// snippet.hide
+import Spindle
+
+struct Levels: Equatable, Sendable {
+    var left: Int
+    var right: Int
+}
+
+enum LevelsEvent: Sendable {
+    case increaseLeft
+    case decreaseRight
+}
+
+@Sendable func levelsReducer(_ state: Levels, _ event: LevelsEvent) -> Levels {
+    var state = state
+    switch event {
+    case .increaseLeft: state.left += 1
+    case .decreaseRight: state.right -= 1
+    }
+    return state
+}
+
+@Sendable func leftEffect(_ state: Levels) -> LevelsEvent? {
+    state.left < state.right ? .increaseLeft : nil
+}
+
+@Sendable func rightEffect(_ state: Levels) -> LevelsEvent? {
+    state.left < state.right ? .decreaseRight : nil
+}
+
+let spin = Spin(initialState: Levels(left: 0, right: 10)) {
+    Feedback(effect: leftEffect)
+    Feedback(effect: rightEffect)
+    Reducer(levelsReducer)
+}
+// snippet.show
+
+// snippet.options
+var options = SpinOptions()                                       // the defaults
+options.queue = .bounded(capacity: 4096, overflow: .dropNewest)
+options.maxBatch = 256
+let loop = spin.start(options: options)
+// snippet.end
+
+// snippet.hide
+precondition(loop.startError == nil, "valid options start the loop")
+// snippet.show
+
+// snippet.emit
+switch loop.emit(.increaseLeft) {
+case .accepted: break  // it will be reduced exactly once (unless stopped with .discardPending)
+case .dropped: break   // a full .bounded queue under .dropNewest refused it
+case .stopped: break   // the loop is stopping or stopped; the event was not accepted
+}
+// snippet.end
+
+// snippet.batch
+let result = loop.emit(contentsOf: [.increaseLeft, .decreaseRight, .increaseLeft])
+assert(result.accepted + result.dropped + result.stopped == 3)
+// snippet.end
+
+// snippet.hide
+precondition(result.accepted == 3, "a roomy bounded queue accepts every event")
+// snippet.show
+
+// snippet.stop
+let report = await loop.stop(.discardPending)
+print("reduced \(report.reduced), discarded \(report.discarded)")
+// snippet.end
+
+// snippet.hide
+precondition(loop.isStopped, "isStopped is true once stop has returned")
+precondition(loop.emit(.increaseLeft) == .stopped, "an emit after stop is refused")
+let again = await loop.stop()
+precondition(again == report, "a second stop returns the same report")
+// snippet.show
+
+// snippet.statistics
+let statistics = loop.statistics
+print("reduced \(statistics.reducedEvents), refused after stop \(statistics.rejectedAfterStop)")
+// snippet.end
+
+// snippet.hide
+precondition(statistics.reducedEvents == report.reduced, "the statistics agree with the stop report")
+precondition(statistics.discardedAtStop == report.discarded, "discarded events are counted")
+precondition(statistics.rejectedAfterStop == 1, "the refused emit is counted")
+precondition(statistics.droppedEvents == 0, "nothing was dropped")
+
+// snippet.show

@@ -1,0 +1,74 @@
+// Spin.Swift's start operators: `AnyPublisher.stream(from:)`, a publisher of
+// a spin's states with a loop per subscription, and `AnyPublisher.start(spin:)`,
+// a loop owned by a cancellable.
+import Spindle
+import SpindleCombine
+// snippet.hide
+
+struct Levels: Equatable, Sendable {
+    var left: Int
+    var right: Int
+}
+
+enum LevelsEvent: Sendable {
+    case increaseLeft
+    case decreaseRight
+}
+
+@Sendable func levelsReducer(_ state: Levels, _ event: LevelsEvent) -> Levels {
+    var state = state
+    switch event {
+    case .increaseLeft: state.left += 1
+    case .decreaseRight: state.right -= 1
+    }
+    return state
+}
+
+@Sendable func leftEffect(_ state: Levels) -> LevelsEvent? {
+    state.left < state.right ? .increaseLeft : nil
+}
+
+@Sendable func rightEffect(_ state: Levels) -> LevelsEvent? {
+    state.left < state.right ? .decreaseRight : nil
+}
+
+// Every state the subscriber receives, in order.
+let (received, receiving) = AsyncStream.makeStream(of: Levels.self)
+// snippet.show
+
+let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {
+    Feedback(effect: leftEffect)
+    Feedback(effect: rightEffect)
+    Reducer(levelsReducer)
+}
+
+let printing = AnyPublisher.stream(from: levelsSpin)
+    .sink { state in
+        print(state)  // the initial state first, then every new one, in order
+        // snippet.hide
+        receiving.yield(state)
+        // snippet.show
+    }
+// snippet.hide
+var seen: [Levels] = []
+for await state in received {
+    seen.append(state)
+    if state == Levels(left: 10, right: 0) { break }
+}
+precondition(seen.first == Levels(left: 0, right: 10), "the initial state should come first, not \(String(describing: seen.first))")
+precondition(seen.count == 21, "the initial state and one per event: 21 states, not \(seen.count)")
+// snippet.show
+// Later:
+printing.cancel()  // stops the loop; nothing more is sent
+// snippet.hide
+// The balanced state is the last one (no feedback emits there): nothing is
+// left to send after the cancel.
+receiving.finish()
+var extra: [Levels] = []
+for await state in received { extra.append(state) }
+precondition(extra.isEmpty, "no state should be sent after the balanced one, got \(extra)")
+// snippet.show
+
+let running = AnyPublisher.start(spin: levelsSpin)  // runs until cancelled or released
+// Later:
+running.cancel()  // stops the loop
