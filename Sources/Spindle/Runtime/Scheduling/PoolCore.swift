@@ -119,9 +119,25 @@ final class PoolCore: LoopExecutor {
         var idleWaits = 0
         // Whether the next pop follows a wait for work (see the pop rule).
         var waited = false
+        // Whether this thread is counted in `searching` since its last
+        // slice drained its loop. It counts itself there, before the loop's
+        // idle store, because it looks at the ready queue next: the
+        // schedules from then on (the loop's own next event, most often)
+        // count on it instead of waking a sleeper. Otherwise a busy loop
+        // fed by one producer wakes the pool's other thread on nearly every
+        // event, two pool threads stay hot, and on a machine with a core
+        // each for the producer and the pool they share one core in kernel
+        // time slices: the loop waits a whole slice whenever its runner is
+        // the one switched out. Model-checked in pool-wake.pml.
+        var counted = false
+        defer { if counted { searching.wrappingDecrement(ordering: .sequentiallyConsistent) } }
         while true {
             if let task = spindle_runq_pop(readyQueue) {
                 idleWaits = 0
+                if counted {
+                    searching.wrappingDecrement(ordering: .sequentiallyConsistent)
+                    counted = false
+                }
                 // The pop rule. A schedule wakes nobody while a thread
                 // searches, counting on it to find the loop; but a searcher
                 // takes one loop, and that loop's slice may be long or
@@ -143,7 +159,15 @@ final class PoolCore: LoopExecutor {
                 // only while no other loop waits: a slice of one event says
                 // events come one at a time, and pausing after it would
                 // only delay the next loop.
-                let result = loop.runScheduling(linger: { [readyQueue] in spindle_runq_is_empty(readyQueue) })
+                let result = loop.runScheduling(
+                    linger: { [readyQueue] in spindle_runq_is_empty(readyQueue) },
+                    beforeIdle: { [searching] in
+                        searching.wrappingIncrement(ordering: .sequentiallyConsistent)
+                        counted = true
+                    })
+                // A search begun at the slice's end is a wait for work: the
+                // next pop follows the pop rule.
+                if counted { waited = true }
                 if case .reschedule = result { schedule(loop) }
                 continue
             }
@@ -155,7 +179,10 @@ final class PoolCore: LoopExecutor {
             // microseconds, and a spare leaving in that gap would be
             // started again at once.)
             if spare, idleWaits > 0, retireSpareIfSurplus() { return }
-            waitForWork(spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0)
+            waitForWork(
+                spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
+                alreadySearching: counted)
+            counted = false
             waited = true
             idleWaits &+= 1
         }
@@ -237,8 +264,8 @@ final class PoolCore: LoopExecutor {
     // the searcher re-checks the queue (parker protocol) after it stops
     // counting itself, so it sees every push made before the scheduler
     // read the count.
-    private func waitForWork(spinBudget: inout UInt64, timeoutNanoseconds: UInt64) {
-        searching.wrappingIncrement(ordering: .sequentiallyConsistent)
+    private func waitForWork(spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool) {
+        if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let spinStart = spindle_monotonic_ns()
         var gap = 1
         var polls = 0

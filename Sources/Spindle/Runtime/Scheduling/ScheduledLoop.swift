@@ -128,7 +128,10 @@ class ScheduledLoop: @unchecked Sendable {
     ///   longer: no other loop is waiting for this thread. Asked only after
     ///   a slice that reduced more than one event (a loop whose events come
     ///   one at a time gains nothing from waiting).
-    final func runScheduling(linger: () -> Bool) -> RunResult {
+    /// - Parameter beforeIdle: called once the slice drained the loop, just
+    ///   before the loop's idle store (a pool thread counts itself as
+    ///   searching there: see `PoolCore.runThread`). Runs no user code.
+    final func runScheduling(linger: () -> Bool, beforeIdle: () -> Void = {}) -> RunResult {
         let won = schedulingState.compareExchange(
             expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
         ).exchanged
@@ -161,6 +164,7 @@ class ScheduledLoop: @unchecked Sendable {
             return .reschedule
         case .drained:
             formationPauses = 8
+            beforeIdle()
             // The Dekker pair with the producers: they enqueue (a full
             // barrier), then read the state; we store the state, then read
             // the queue. At least one of us sees the other, so an event

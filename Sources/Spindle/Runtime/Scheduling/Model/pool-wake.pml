@@ -25,7 +25,14 @@
  * thread exits.
  * A run in which the producer waits for ever is an invalid end state.
  *
+ * A thread whose slice drained its loop counts itself as searching before
+ * the loop's idle store, so the schedules that follow count on it instead
+ * of waking a sleeper; its next pop counts as one after a wait (the pop
+ * rule applies).
+ *
  * -DBROKEN_NO_HANDOFF: without the pop rule.
+ * -DBROKEN_EARLY_POP: the pop after an early count not treated as one after
+ * a wait. SPIN must find the deadlock too.
  * SPIN must find the deadlock.
  */
 #ifndef THREADS
@@ -97,12 +104,19 @@ proctype Thread() {
     byte loop;
     byte my_round, key;
     bool waited = false;        /* this pop follows a wait for work */
+    bool counted = false;       /* counted in searching since its last slice */
 top:
     if
     :: atomic { nempty(ready) -> ready?loop } ->
+        /* a thread counted as searching since its last slice stops counting */
+        if
+        :: counted -> searching--; counted = false
+        :: else -> skip
+        fi;
 #ifndef BROKEN_NO_HANDOFF
-        /* the pop rule, after a wait for work only: more loops queued?
-         * make sure someone looks */
+        /* the pop rule, after a wait for work only (a search begun at the
+         * end of the last slice is one): more loops queued? make sure
+         * someone looks */
         if
         :: waited && nempty(ready) -> wake_if_nobody_searches()
         :: else -> skip
@@ -115,14 +129,34 @@ top:
         :: loop == 2 -> ran[2] = true           /* another loop's slice */
         :: loop == 0 -> ran[1]; ran[0] = true   /* blocks until loop 1 ran */
         fi;
+        /* a slice that drains its loop counts the thread as searching
+         * before the loop's idle store (beforeIdle): a schedule made from
+         * then on counts on this thread, which looks at the queue next.
+         * Loop 0's slice ends in the model only once every loop ran. */
+        if
+#ifndef BROKEN_EARLY_POP
+        :: loop != 0 -> searching++; counted = true; waited = true
+#else
+        :: loop != 0 -> searching++; counted = true
+#endif
+        :: true -> skip
+        fi;
         goto top
     :: empty(ready) ->
         if
-        :: exiting -> goto done
+        :: exiting ->
+            if
+            :: counted -> searching--; counted = false
+            :: else -> skip
+            fi;
+            goto done
         :: else -> skip
         fi;
-        /* waitForWork: search, then sleep */
-        searching++;
+        /* waitForWork: search (counted already, or now), then sleep */
+        if
+        :: counted -> counted = false
+        :: else -> searching++
+        fi;
         waited = true;
         do
         :: nempty(ready) || exiting -> searching--; goto top
