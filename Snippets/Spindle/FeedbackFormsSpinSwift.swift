@@ -66,8 +66,10 @@ let printed = Seen()
 func print(_ levels: Levels) { printed.append(levels) }
 
 // snippet.show
+// snippet.renderer
 // A renderer: sees every state, emits nothing.
 let printer = Feedback<Levels, LevelsEvent>(effect: { levels in print(levels) })
+// snippet.end
 
 // An event source that takes no state: subscribed once for the loop's life,
 // cancelled by its stop.
@@ -104,11 +106,13 @@ let raiseWhileApart = Feedback<Levels, LevelsEvent>(
     }
 )
 
+// snippet.declarative
 // The reducer as an argument, the feedbacks in the block.
 let spin = Spin(initialState: Levels(left: 0, right: 10), reducer: Reducer(levelsReducer)) {
     Feedback(effect: leftEffect)
     Feedback(effect: rightEffect)
 }
+// snippet.end
 // snippet.hide
 
 // The renderer sees every state, in order.

@@ -4,6 +4,7 @@
 import Spindle
 import SpindleCombine
 // snippet.hide
+import Synchronization
 
 struct Levels: Equatable, Sendable {
     var left: Int
@@ -34,11 +35,23 @@ enum LevelsEvent: Sendable {
 
 // Every state the subscriber receives, in order.
 let (received, receiving) = AsyncStream.makeStream(of: Levels.self)
+
+// Every state the feedbacks of the loop `AnyPublisher.start(spin:)` runs
+// receive, through a hidden feedback (nil: not watched yet).
+let watching = Mutex<AsyncStream<Levels>.Continuation?>(nil)
+@Sendable func watch(_ state: Levels) -> LevelsEvent? {
+    watching.withLock { _ = $0?.yield(state) }
+    return nil
+}
 // snippet.show
 
+// snippet.stream
 let levelsSpin = Spin(initialState: Levels(left: 0, right: 10)) {
     Feedback(effect: leftEffect)
     Feedback(effect: rightEffect)
+    // snippet.hide
+    Feedback(effect: watch)
+    // snippet.show
     Reducer(levelsReducer)
 }
 
@@ -60,6 +73,7 @@ precondition(seen.count == 21, "the initial state and one per event: 21 states, 
 // snippet.show
 // Later:
 printing.cancel()  // stops the loop; nothing more is sent
+// snippet.end
 // snippet.hide
 // The balanced state is the last one (no feedback emits there): nothing is
 // left to send after the cancel.
@@ -67,8 +81,22 @@ receiving.finish()
 var extra: [Levels] = []
 for await state in received { extra.append(state) }
 precondition(extra.isEmpty, "no state should be sent after the balanced one, got \(extra)")
+
+let (fed, feeding) = AsyncStream.makeStream(of: Levels.self)
+watching.withLock { $0 = feeding }
 // snippet.show
 
+// snippet.start
 let running = AnyPublisher.start(spin: levelsSpin)  // runs until cancelled or released
+// snippet.hide
+// The loop runs at once: its feedbacks get the initial state, then every
+// state up to the balanced one, with no subscriber.
+var startedFromInitialState = false
+for await state in fed {
+    if state == Levels(left: 0, right: 10) { startedFromInitialState = true }
+    if startedFromInitialState && state == Levels(left: 10, right: 0) { break }
+}
+// snippet.show
 // Later:
 running.cancel()  // stops the loop
+// snippet.end

@@ -41,8 +41,10 @@ func typingLooksUpSuggestions() throws {
     let clock = TestClock()
     let runner = TestSpin(suggestSpin(clock: clock))
 
+    // snippet.effects
     runner.send(.typed("sw"))
     let dispatched = runner.effects(as: SuggestEffect.self)  // [.lookUp("sw")]: its handler sleeps
+    // snippet.end
     clock.advance(by: .milliseconds(50))  // the handler wakes; .found is reduced
 
     try runner.expectState(Suggest(prefix: "sw", words: ["swa", "swb"]))

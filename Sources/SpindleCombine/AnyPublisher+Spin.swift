@@ -9,12 +9,7 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// A publisher of a spin's states (Spin.Swift's start operator): each
     /// subscription starts a loop, and cancelling it stops that loop.
     ///
-    /// ```swift
-    /// let cancellable = AnyPublisher.stream(from: levelsSpin)
-    ///     .sink { state in print(state) }
-    /// // …
-    /// cancellable.cancel()  // stops the loop
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineStartOperators", slice: "stream")
     ///
     /// A subscription starts its loop at once and sends the initial state,
     /// then every new state in reduction order (as `SpinLoop.states`), as
@@ -43,11 +38,7 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// Starts a loop running `spin` and returns a cancellable that stops it
     /// (Spin.Swift's `start(spin:)`).
     ///
-    /// ```swift
-    /// let running = AnyPublisher.start(spin: levelsSpin)
-    /// // …
-    /// running.cancel()  // stops the loop
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineStartOperators", slice: "start")
     ///
     /// > Important: Cancelling, or releasing the cancellable, tears the loop
     /// > down at once, as cancelling ``stream(from:options:)``'s

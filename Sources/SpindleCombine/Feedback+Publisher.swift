@@ -10,13 +10,10 @@ extension Feedback {
     /// Creates a feedback from an effect returning a publisher of events
     /// (Spin.Swift's Combine feedback).
     ///
-    /// ```swift
-    /// let ticking = Feedback<Levels, LevelsEvent>(effect: { state in
-    ///     state.left < state.right
-    ///         ? Just(.increaseLeft).eraseToAnyPublisher()
-    ///         : Empty().eraseToAnyPublisher()
-    /// })
-    /// ```
+    /// `raiseLeft` is one (`lowerRight` is in the stream form,
+    /// `init(streamEffect:on:)`):
+    ///
+    /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombinePublisherFeedbacks", slice: "feedbacks")
     ///
     /// Each state starts a run: the effect is called, its publisher is
     /// subscribed to (with unlimited demand), and every value is emitted, in
@@ -77,14 +74,10 @@ extension Feedback {
     /// publisher of events (Spin.Swift's
     /// `(AnyPublisher<State, Never>) -> AnyPublisher<Event, Never>` feedback).
     ///
-    /// ```swift
-    /// let balancing = Feedback<Levels, LevelsEvent>(streamEffect: { states in
-    ///     states
-    ///         .filter { $0.left < $0.right }
-    ///         .map { _ in .increaseLeft }
-    ///         .eraseToAnyPublisher()
-    /// })
-    /// ```
+    /// `lowerRight` is one (`raiseLeft` is in the state form,
+    /// `init(effect:on:applying:)`):
+    ///
+    /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombinePublisherFeedbacks", slice: "feedbacks")
     ///
     /// When the loop delivers its initial state, `effect` is called once and
     /// the publisher it returns is subscribed to; then the states publisher

@@ -10,12 +10,7 @@ import Spindle
 /// (``SwiftUISpin`` names it too); `ObservationSpin`, in Spindle, is the
 /// `@Observable` form that needs no Combine.
 ///
-/// ```swift
-/// let contact = ObservableSpin(spin: contactSpin)
-/// let cancellable = contact.$state.sink { print($0.name) }  // on the main actor
-/// contact.start()
-/// contact.emit(.rename("Ada"))
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineObservableSpin")
 ///
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
 /// `start()` on, ``state`` is set on the main actor to the initial state,

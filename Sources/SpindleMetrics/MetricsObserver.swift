@@ -21,10 +21,7 @@ import Spindle
 /// Every metric carries the `dimensions` given at creation (to tell loops
 /// apart, say `[("loop", "checkout")]`).
 ///
-/// ```swift
-/// let metrics = MetricsObserver<Levels, LevelsEvent>(dimensions: [("loop", "levels")])
-/// let loop = spin.observed(by: metrics).start()
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleMetrics/SpindleMetricsObserver", slice: "observer")
 ///
 /// > Important: The observer does not ask for each event
 /// > (``observesEachEvent`` is false): the reducer thread pays

@@ -4,14 +4,10 @@
 /// The defaults make a journal that loses nothing the loop reduced while
 /// the process lives: every batch is written when it is encoded, and the
 /// loop's executor waits for the writer rather than buffer without bound.
+/// These options trade some of that for fewer writes and a loop that never
+/// waits:
 ///
-/// ```swift
-/// let options = RecorderOptions(
-///     flush: .everyBatch, sync: .everyFlush,
-///     onFlush: { watermark in checkpoint(watermark.written) },
-///     onError: { error in log.error("\(error)") })
-/// let recorder = try SpinRecorder<Order, Order.Event>(file: url, options: options)
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleReplay/ReplayJournal", slice: "options")
 ///
 /// > Important: What a flush guarantees: once ``onFlush`` reports reduction
 /// > N as `written`, every line up to reduction N has been handed to the

@@ -6,14 +6,11 @@ import Spindle
 /// order and with its time, as JSON Lines (see ``SpinRecording`` for the
 /// format and for replay): a journal of the run.
 ///
-/// ```swift
-/// let recorder = try SpinRecorder<Levels, LevelsEvent>(file: url)
-/// let loop = spin.observed(by: recorder).start()
-/// …
-/// await loop.stop()
-/// try await recorder.waitUntilWritten()
-/// let states = try SpinRecording<LevelsEvent>(contentsOf: url).replay(spin)
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleReplay/ReplayRecordToFile", slice: "record")
+///
+/// Then the recording is read back and replayed:
+///
+/// @Snippet(path: "Spindle/Snippets/SpindleReplay/ReplayRecordToFile", slice: "replay")
 ///
 /// The reducer thread only copies each event and reads the clock; encoding
 /// and writing happen on the recorder's own serial queue, a batch at a time.

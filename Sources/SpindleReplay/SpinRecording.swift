@@ -10,10 +10,7 @@ import Spindle
 /// events and however they interleaved. That is time-travel debugging: load
 /// a recording from a failed run and step through its states.
 ///
-/// ```swift
-/// let recording = try SpinRecording<LevelsEvent>(contentsOf: url)
-/// let states = recording.replay(spin)  // the initial state first
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleReplay/ReplayRecordToFile", slice: "replay")
 ///
 /// The format (version 1) is described in <doc:RecordAndReplay>: a header
 /// line with the initial state, a line per reduction, a footer with the

@@ -3,11 +3,7 @@ import Spindle
 /// Runs one feedback against a list of states and collects the events it
 /// emits, with the engine's own execution-strategy semantics.
 ///
-/// ```swift
-/// let spec = FeedbackSpec<Levels, LevelsEvent>(effect: leftEffect)
-/// let result = await spec.run(states: [Levels(left: 0, right: 2), Levels(left: 2, right: 2)])
-/// #expect(result.events == [.increaseLeft])
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingFeedbackSpecs", slice: "levels")
 ///
 /// A spec takes the same arguments as the `Feedback` initializer
 /// it stands for (the effect, `filteredBy:`, `applying:`), not a `Feedback`

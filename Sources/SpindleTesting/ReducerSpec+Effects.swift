@@ -24,9 +24,7 @@ extension ReducerSpec.Outcome {
     /// Checks that the events dispatched exactly `expected`, in order
     /// (every event's effects, one event after another).
     ///
-    /// ```swift
-    /// try spec.given(s).when(.typed("a")).thenEffects(equal: [SearchEffect.fetch("a")])
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingReducerSpecs", slice: "effects")
     ///
     /// - Parameters:
     ///   - expected: the effects, in dispatch order.

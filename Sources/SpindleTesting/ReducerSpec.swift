@@ -2,12 +2,7 @@ import Spindle
 
 /// A given/when/then spec for a reducer, after Mobius's `UpdateSpec`.
 ///
-/// ```swift
-/// try ReducerSpec(Reducer(levelsReducer))
-///     .given(Levels(left: 0, right: 10))
-///     .when(.increaseLeft, .decreaseRight)
-///     .thenState(equals: Levels(left: 1, right: 9))
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingReducerSpecs", slice: "spec")
 ///
 /// The spec calls the reducer's public `Reducer.reduce` function directly:
 /// no loop, no thread, synchronous. The events are reduced in order, each
@@ -20,12 +15,7 @@ import Spindle
 /// records the effects each event dispatched too, without routing them to
 /// any handler, and checks them as Mobius's `hasEffects` does:
 ///
-/// ```swift
-/// try ReducerSpec(next: searchNext)
-///     .given(Search())
-///     .when(.typed("swift"))
-///     .then(state: Search(query: "swift"), effects: [SearchEffect.log("search swift"), .fetch("swift")])
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingReducerSpecs", slice: "effects")
 ///
 /// **Thread safety:** a value type; `Sendable`. The reducer runs on the
 /// calling thread.
@@ -131,9 +121,7 @@ public struct ReducerSpec<State, Event>: Sendable {
 
         /// Checks that `predicate` holds for the final state.
         ///
-        /// ```swift
-        /// try spec.given(s).when(.increaseLeft).then("left went up") { $0.left == 1 }
-        /// ```
+        /// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingReducerSpecs", slice: "thens")
         ///
         /// - Parameters:
         ///   - expectation: what the predicate checks, for the failure message.

@@ -2,20 +2,15 @@
 /// happened, and what was expected, readable as it stands in a test log.
 ///
 /// The specs throw it instead of calling a test framework, so they work the
-/// same from Swift Testing and XCTest:
+/// same from Swift Testing and XCTest: Swift Testing records a thrown error
+/// as an issue with its message; a throwing XCTest method fails with it, as
+/// does `XCTAssertNoThrow(try ...)`.
 ///
-/// ```swift
-/// // Swift Testing: a thrown error is recorded as an issue with this message.
-/// @Test func increasing() throws {
-///     try ReducerSpec(levels).given(start).when(.increaseLeft).thenState(equals: expected)
-/// }
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingReducerSpecs", slice: "spec")
 ///
-/// // XCTest: a throwing test method fails with this message, as does
-/// // XCTAssertNoThrow(try ...).
-/// func testIncreasing() throws {
-///     try ReducerSpec(levels).given(start).when(.increaseLeft).thenState(equals: expected)
-/// }
-/// ```
+/// A failure's ``message``:
+///
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingReducerSpecs", slice: "failure")
 ///
 /// **Thread safety:** a value type; `Sendable`.
 public struct SpecFailure: Error, Sendable, CustomStringConvertible {

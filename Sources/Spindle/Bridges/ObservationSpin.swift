@@ -6,16 +6,11 @@ import Observation
 /// that read ``state`` are updated when it changes, with no Combine
 /// (`ObservableSpin`, in SpindleCombine, is the `ObservableObject` form).
 ///
-/// ```swift
-/// @MainActor
-/// struct CounterView: View {
-///     @State private var counter = ObservationSpin(spin: counterSpin)
-///     var body: some View {
-///         Button("\(counter.state)") { counter.emit(.increase) }
-///             .onAppear { counter.start() }
-///     }
-/// }
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/UserInterfaces", slice: "observation")
+///
+/// In a SwiftUI view, hold it in `@State` and start it in `onAppear`:
+///
+/// @Snippet(path: "Spindle/Snippets/Spindle/UserInterfaces", slice: "swiftui")
 ///
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
 /// `start()` on, ``state`` follows the loop on the main actor. It is built

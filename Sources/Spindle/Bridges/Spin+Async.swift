@@ -2,11 +2,7 @@ extension Spin {
     /// The spin as an `AsyncSequence` of states: iterating it starts a loop
     /// and yields that loop's states; ending the iteration stops it.
     ///
-    /// ```swift
-    /// for await state in spin.stream() {
-    ///     if state.left >= state.right { break }  // stops the loop
-    /// }
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/AsyncAwait", slice: "stream")
     ///
     /// Each iterator starts its own loop on its first `next()`, and yields
     /// the initial state first, then every new state in reduction order (as
@@ -23,11 +19,7 @@ extension Spin {
 
     /// Runs the spin until the task is cancelled.
     ///
-    /// ```swift
-    /// let running = Task { try await spin.run() }
-    /// // …
-    /// running.cancel()  // stops the loop; run() throws CancellationError
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/AsyncAwait", slice: "run")
     ///
     /// > Important: `run()` never returns normally. Once the task is
     /// > cancelled, it stops the loop (drain: every accepted event is

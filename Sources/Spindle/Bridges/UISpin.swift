@@ -3,16 +3,7 @@ import Dispatch
 /// A spin for a user interface: it renders its states on one queue (the
 /// main queue by default), and its loop stops when it is released.
 ///
-/// ```swift
-/// final class LevelsView {
-///     let uiSpin = UISpin(spin: levelsSpin)
-///     init() {
-///         uiSpin.render(on: self, using: { $0.render(state:) })
-///         uiSpin.start()
-///     }
-///     func render(state: Levels) { print(state) }
-/// }
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/UserInterfaces", slice: "screen")
 ///
 /// Before ``start()`` nothing runs and nothing is rendered. From `start()`
 /// on, each container given to ``render(on:using:)`` sees the initial state

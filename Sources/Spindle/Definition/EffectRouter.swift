@@ -10,24 +10,14 @@ import Dispatch
 /// emitting `(Payload, EventEmitter<Event>) async throws -> Void` for several
 /// events.
 ///
-/// ```swift
-/// let router = EffectRouter<SearchEffect, SearchEvent>(name: "search")
-///     .routeCase(SearchEffect.fetch) { query in
-///         .loaded(try await api.search(query))
-///     }
-///     .route({ if case .store(let results) = $0 { results } else { nil } }) { results in
-///         store(results); return .saved
-///     }
-///     .routeEffects(equalTo: .logSearch) {
-///         log("search"); return nil
-///     }
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsDataSearch", slice: "router")
 ///
 /// An enum case is routed by its constructor, without spelling the payload
 /// type: `.routeCase(SearchEffect.fetch) { query in … }` (see
-/// `routeCase(_:on:handler:)` for how and its limits); a case without
-/// payload, of an `Equatable` effect, by its value:
-/// `.routeEffects(equalTo: .logSearch) { … }`.
+/// `routeCase(_:on:handler:)` for how and its limits). Otherwise, pass an
+/// extractor, a predicate, or (for an `Equatable` effect) a value:
+///
+/// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsDataRoutes", slice: "routes")
 ///
 /// Each effect should be claimed by exactly one route. An effect that no
 /// route claims goes to the `fallback(on:handler:)` route if there is one;

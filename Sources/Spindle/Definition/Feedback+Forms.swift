@@ -7,11 +7,7 @@ extension Feedback {
     /// Creates a feedback from a render-only effect: it sees every state
     /// and emits nothing (Spin.Swift's `(State) -> Void` form).
     ///
-    /// ```swift
-    /// let render = Feedback<Levels, LevelsEvent>(effect: { levels in
-    ///     print("left \(levels.left), right \(levels.right)")
-    /// })
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/FeedbackFormsSpinSwift", slice: "renderer")
     ///
     /// - Parameters:
     ///   - effect: called with each state.

@@ -5,11 +5,7 @@ extension Feedback {
     /// which reads the loop's states as an `AsyncStream` and returns the
     /// `AsyncSequence` of events to emit.
     ///
-    /// ```swift
-    /// let balancer = Feedback<Levels, LevelsEvent>(streamEffect: { states in
-    ///     states.compactMap { $0.left < $0.right ? .increaseLeft : nil }
-    /// })
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/AsyncAwait", slice: "streamEffect")
     ///
     /// When the loop delivers its initial state, `effect` is called once and
     /// its sequence is iterated in a `Task`; every element is emitted, in

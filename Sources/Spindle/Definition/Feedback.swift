@@ -192,10 +192,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// renderer's choice under a busy loop: it never falls behind by more
     /// than one state, and it always gets the latest.
     ///
-    /// ```swift
-    /// let render = Feedback<Levels, LevelsEvent>(effect: { draw($0) }, on: .main)
-    ///     .delivering(.latestState)
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/FeedbackFormsQueues", slice: "latest")
     ///
     /// > Important: With ``StateDelivery/latestState`` the feedback may skip
     /// > states (never the initial one when it is the latest, never the

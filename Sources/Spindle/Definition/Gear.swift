@@ -30,9 +30,7 @@ public final class Gear<Event: Sendable>: Sendable {
     /// with `.unbounded` (the default) the buffer grows while the reader
     /// lags, with `.bufferingNewest(n)` it keeps the newest `n`.
     ///
-    /// ```swift
-    /// for await event in gear.events() { log(event) }
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/Gears", slice: "events")
     ///
     /// - Parameter bufferingPolicy: what the stream keeps while its reader lags.
     /// - Returns: a stream of the events propagated from now on.

@@ -5,20 +5,7 @@
 /// stays pure and testable, and a running loop hands each effect to the
 /// first route of its ``EffectRouter`` that matches it.
 ///
-/// ```swift
-/// func reduce(_ state: Search, _ event: SearchEvent) -> Next<Search, SearchEffect> {
-///     switch event {
-///     case .typed(let query):
-///         return .next(Search(query: query, loading: true), effects: [.fetch(query)])
-///     case .loaded(let results):
-///         return .next(Search(query: state.query, results: results))
-///     case .retry:
-///         return .dispatch([.fetch(state.query)])
-///     case .ignored:
-///         return .noChange
-///     }
-/// }
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/SpindleSymbolsEffects", slice: "next")
 ///
 /// Thread safety: a value; `Sendable` when its state and effects are.
 public struct Next<State, Effect> {

@@ -5,12 +5,7 @@ extension Reducer where State: Sendable, Event: Sendable {
     ///
     /// Use it as a spin's reducer, alongside ordinary feedbacks:
     ///
-    /// ```swift
-    /// let spin = Spin(initialState: Search()) {
-    ///     Feedback(effect: analytics)                      // state-driven
-    ///     Reducer(searchReducer, effects: searchRouter)    // effects as data
-    /// }
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsDataSearch", slice: "run")
     ///
     /// ``reduce`` of this reducer computes the state only (it drops the
     /// effects). To test the effects, call your `Next` function directly, or

@@ -4,14 +4,7 @@ import Dispatch
 /// reducer. A `Spin` is a value; ``start(options:)`` runs it as a
 /// ``SpinLoop``. The same spin can be started many times.
 ///
-/// ```swift
-/// let spin = Spin(initialState: Levels(left: 0, right: 10)) {
-///     Feedback(effect: leftEffect)
-///     Feedback(effect: rightEffect)
-///     Reducer(levelsReducer)
-/// }
-/// let loop = spin.start()
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/GettingStarted", slice: "builder")
 public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// The feedbacks, in declaration order; a merged feedback
     /// (``Feedback/init(effects:)``) is listed as its parts, in order.
@@ -59,13 +52,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// Creates a spin with Spin.Swift's declarative syntax: the reducer as
     /// an argument, the feedbacks in the block.
     ///
-    /// ```swift
-    /// let levelsSpin = Spin(initialState: Levels(left: 10, right: 20),
-    ///                       reducer: Reducer(levelsReducer)) {
-    ///     Feedback(effect: leftEffect)
-    ///     Feedback(effect: rightEffect)
-    /// }
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/FeedbackFormsSpinSwift", slice: "declarative")
     ///
     /// - Parameters:
     ///   - initialState: the first state.

@@ -2,13 +2,7 @@ import Dispatch
 
 /// The declarative builder syntax of Spin.Swift:
 ///
-/// ```swift
-/// let spin = Spinner
-///     .initialState(Levels(left: 0, right: 10))
-///     .feedback(Feedback(effect: leftEffect))
-///     .feedback(Feedback(effect: rightEffect))
-///     .reducer(Reducer(levelsReducer))
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/GettingStarted", slice: "spinner")
 public enum Spinner {
     /// Starts a spin definition from its initial state.
     /// - Parameters:

@@ -10,11 +10,7 @@ import Logging
 /// by a cancelled run) are logged at `.warning`, and effects that throw at
 /// `.error`. Events and states are printed with `String(describing:)`.
 ///
-/// ```swift
-/// var logger = Logger(label: "levels")
-/// logger.logLevel = .debug
-/// let loop = spin.observed(by: LoggingObserver(logger: logger, level: .debug)).start()
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/ObservingALoop", slice: "logging")
 ///
 /// > Important: When the logger's `logLevel` is above `level`, nothing is
 /// > formatted and the loop skips the per-event call entirely; the logger's

@@ -6,14 +6,7 @@
 /// started from that spin reports to them. Every requirement has an empty
 /// default, so an observer implements only what it needs.
 ///
-/// ```swift
-/// struct PrintReductions: SpinObserver {
-///     func eventReduced(_ event: Counter.Event, newState: Counter.State, reduction: Int) {
-///         print("#\(reduction): \(event) -> \(newState)")
-///     }
-/// }
-/// let loop = spin.observed(by: PrintReductions()).start()
-/// ```
+/// @Snippet(path: "Spindle/Snippets/Spindle/ObservingALoop", slice: "observer")
 ///
 /// > Important: A spin without observers pays nothing for this hook: the
 /// > engine checks for observers once per batch, not per event. An observer

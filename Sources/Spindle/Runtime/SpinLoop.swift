@@ -138,11 +138,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// it sees every state, and a consumer that lags for good makes the
     /// buffer grow without bound.
     ///
-    /// ```swift
-    /// for await state in loop.states(bufferingPolicy: .latest) {
-    ///     render(state)  // never behind by more than one state
-    /// }
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/Spindle/AsyncAwait", slice: "latest")
     ///
     /// - Parameter bufferingPolicy: what to keep while the consumer lags.
     /// - Returns: the subscription, an `AsyncSequence` of states.

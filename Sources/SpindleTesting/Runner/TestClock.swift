@@ -5,15 +5,11 @@ import Spindle
 /// Give it to your effects by capture (dependency injection), and a test
 /// drives their waits without sleeping:
 ///
-/// ```swift
-/// let clock = TestClock()
-/// let debounce = Feedback<Search, SearchEvent>(effect: { state in
-///     try await clock.sleep(for: .milliseconds(300))
-///     return .load(state.query)
-/// })
-/// ...
-/// clock.advance(by: .milliseconds(300))   // the sleep returns, the run goes on
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingDeterministicRunner", slice: "searchSpin")
+///
+/// A test passes a `TestClock` and moves it past the debounce:
+///
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingDeterministicRunner", slice: "debounceTest")
 ///
 /// ``sleep(until:tolerance:)`` suspends until ``advance(by:)`` (or
 /// ``advance(to:)``) moves ``now`` to or past its deadline. Advancing wakes

@@ -3,13 +3,7 @@ import Spindle
 /// Runs one `Feedback` value deterministically against states the
 /// test hands it, and collects the events it emits.
 ///
-/// ```swift
-/// let feedback = TestFeedback(Feedback<Levels, LevelsEvent>(streamEffect: { states in
-///     states.compactMap { $0.left < $0.right ? .increaseLeft : nil }
-/// }))
-/// let events = feedback.run(states: [Levels(left: 0, right: 2), Levels(left: 2, right: 2)])
-/// #expect(events == [.increaseLeft])
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingDeterministicRunner", slice: "testFeedback")
 ///
 /// Unlike ``FeedbackSpec``, it takes the `Feedback` itself, so every form
 /// is covered: synchronous (also `executeOnReducerThread()`), async,

@@ -7,10 +7,7 @@ extension TestSpin {
     /// for a plain reducer. A router run's ``TestEffectRun/effect`` is an
     /// index into this list.
     ///
-    /// ```swift
-    /// runner.send(.typed("sw"))
-    /// #expect(runner.effects(as: SearchEffect.self) == [.search("sw")])
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingRunnerEffects", slice: "effects")
     ///
     /// - Parameter type: the spin's effect type.
     /// - Returns: the effects, in order.
@@ -42,9 +39,7 @@ extension TestSpin {
     /// is handled by the first of its routes (its run in the effect log is
     /// on that route).
     ///
-    /// ```swift
-    /// #expect(runner.ambiguousEffectRoutes.map(\.routes) == [[0, 2]])
-    /// ```
+    /// @Snippet(path: "Spindle/Snippets/SpindleTesting/SpindleTestingSymbols", slice: "ambiguous")
     ///
     /// **Thread safety:** any thread; a snapshot.
     public var ambiguousEffectRoutes: [AmbiguousEffectRouteError] {

@@ -3,12 +3,7 @@ import Spindle
 /// Runs a spin deterministically on the test's own thread: no reducer
 /// thread, no dispatch queue, no real time.
 ///
-/// ```swift
-/// let runner = TestSpin(spin)            // the initial state goes to every feedback
-/// runner.send(.increaseLeft)             // reduced at once
-/// #expect(runner.runUntilIdle() == .settled)
-/// #expect(runner.states == [ ... every state, in order ... ])
-/// ```
+/// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingDeterministicRunner", slice: "levels")
 ///
 /// **How it runs.** Creating the runner attaches the gear feedbacks and
 /// delivers the initial state to every feedback, as `start()` does.
