@@ -10,14 +10,14 @@ import Dispatch
 /// emitting `(Payload, EventEmitter<Event>) async throws -> Void` for several
 /// events.
 ///
-/// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsDataSearch", slice: "router")
+/// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsData", slice: "router")
 ///
 /// An enum case is routed by its constructor, without spelling the payload
 /// type: `.routeCase(SearchEffect.fetch) { query in … }` (see
 /// `routeCase(_:on:handler:)` for how and its limits). Otherwise, pass an
 /// extractor, a predicate, or (for an `Equatable` effect) a value:
 ///
-/// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsDataRoutes", slice: "routes")
+/// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsData", slice: "routes")
 ///
 /// Each effect should be claimed by exactly one route. An effect that no
 /// route claims goes to the `fallback(on:handler:)` route if there is one;

@@ -5,7 +5,7 @@ extension Reducer where State: Sendable, Event: Sendable {
     ///
     /// Use it as a spin's reducer, alongside ordinary feedbacks:
     ///
-    /// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsDataSearch", slice: "run")
+    /// @Snippet(path: "Spindle/Snippets/Spindle/EffectsAsData", slice: "run")
     ///
     /// ``reduce`` of this reducer computes the state only (it drops the
     /// effects). To test the effects, call your `Next` function directly, or

@@ -2,6 +2,13 @@
 // next state and a list of effect values (a `Next`), and an `EffectRouter`
 // performs them: an async fetch, a synchronous store, and a fallback for the
 // rest. An ordinary state-driven feedback sits in the same spin.
+// Then the other ways to route an effect: by extractor, by predicate and by
+// value, with an emitting handler and a queue of your own; and what an
+// effect that no route claims becomes: an error for `onEffectError`.
+
+// snippet.hide
+import Dispatch
+// snippet.show
 
 // snippet.types
 import Spindle
@@ -121,4 +128,65 @@ precondition(Next<Search, SearchEffect>.dispatch([.log("x")]).state == nil, ".di
 precondition(Next<Search, SearchEffect>.dispatch([.log("x")]).effects == [.log("x")], ".dispatch dispatches")
 precondition(Next<Search, SearchEffect>.noChange.state == nil, ".noChange keeps the state")
 precondition(Next<Search, SearchEffect>.noChange.effects.isEmpty, ".noChange dispatches nothing")
+// snippet.show
+
+// snippet.routes
+let storage = DispatchQueue(label: "storage")  // serial
+
+let router = EffectRouter<SearchEffect, SearchEvent>()  // named "EffectRouter<SearchEffect, SearchEvent>"
+    // An extractor finds the payload; an emitting handler sends any number of events.
+    .route({ effect -> String? in if case .fetch(let query) = effect { query } else { nil } },
+           emitting: { query, emitter in
+               emitter.emit(.loaded(try await fetchResults(query)))
+           })
+    // A predicate; the synchronous handler runs on a serial queue of yours.
+    .route(where: { if case .store = $0 { true } else { false } }, on: storage) { _ in
+        .saved
+    }
+    // A value, for an Equatable effect.
+    .routeEffects(equalTo: .log("search swift")) {
+        print("searched for swift")
+        return nil
+    }
+// snippet.end
+
+// snippet.hide
+let (reports, reported) = AsyncStream.makeStream(of: String.self)
+// snippet.show
+
+// snippet.errors
+let options = SpinOptions(onEffectError: { error in
+    // An effect no route claims: reported, counted, and the loop goes on.
+    if let unhandled = error.underlying as? UnhandledEffectError {
+        print("\(error.router ?? "a feedback"): no route for \(unhandled.effect)")
+        // snippet.hide
+        reported.yield("\(unhandled.effect)")
+        // snippet.show
+    }
+})
+// snippet.end
+
+// snippet.hide
+let loop = Spin(initialState: Search()) {
+    Feedback(effect: { (state: Search) -> SearchEvent? in state.unsaved ? .save : nil })
+    Reducer(searchNext, effects: router)
+}.start(options: options)
+
+let states = loop.states()
+loop.emit(.typed("swift"))
+for await state in states where state.saves == 1 { break }
+// No route claims .log("search rust"): the hook hears of it.
+loop.emit(.typed("rust"))
+for await state in states where state.saves == 2 { break }
+var unclaimed: String?
+for await effect in reports {
+    unclaimed = effect
+    break
+}
+await loop.stop()
+
+precondition(loop.state.results == ["rust 1", "rust 2"], "the emitting handler's event was not reduced")
+precondition(unclaimed == #"log("search rust")"#, "the unclaimed effect did not reach onEffectError")
+precondition(loop.statistics.unhandledEffects == 1, "the unclaimed effect was not counted")
+precondition(router.name == "EffectRouter<SearchEffect, SearchEvent>", "the default name changed")
 // snippet.show
