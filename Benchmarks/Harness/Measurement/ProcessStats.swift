@@ -38,10 +38,22 @@ enum ProcessStats {
         }
     }
 
-    /// User + system CPU time of every thread of the process, in nanoseconds.
-    static func cpuNanoseconds() -> UInt64 {
+    /// The process's resource usage, every thread included.
+    private static func usage() -> rusage {
         var usage = rusage()
         getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
+        return usage
+    }
+
+    /// Times the kernel switched one of the process's threads out while it
+    /// could still run (involuntary context switches: preemptions).
+    static func involuntaryContextSwitches() -> Int {
+        usage().ru_nivcsw
+    }
+
+    /// User + system CPU time of every thread of the process, in nanoseconds.
+    static func cpuNanoseconds() -> UInt64 {
+        let usage = usage()
         func nanoseconds(_ time: timeval) -> UInt64 {
             UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_usec) * 1_000
         }

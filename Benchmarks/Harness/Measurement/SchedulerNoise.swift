@@ -7,14 +7,12 @@ import Foundation
 /// follow these more than the engine; the latency scenarios report them so
 /// a tail can be read against them.
 struct SchedulerNoise {
-    private let steal: UInt64?
-    private let total: UInt64?
+    private let ticks: (steal: UInt64, total: UInt64)?
     private let preemptions: Int
 
     /// Starts a window.
     static func begin() -> SchedulerNoise {
-        let (steal, total) = Self.machineTicks()
-        return SchedulerNoise(steal: steal, total: total, preemptions: Self.involuntarySwitches())
+        SchedulerNoise(ticks: machineTicks(), preemptions: ProcessStats.involuntaryContextSwitches())
     }
 
     /// Ends the window and returns the counters to report:
@@ -22,29 +20,22 @@ struct SchedulerNoise {
     /// thousand; absent where /proc/stat is) and `preemptions` (involuntary
     /// context switches of the process's threads).
     func end() -> [String: Int] {
-        var counters = ["preemptions": Self.involuntarySwitches() - preemptions]
-        let (steal, total) = Self.machineTicks()
-        if let s0 = self.steal, let t0 = self.total, let s1 = steal, let t1 = total, t1 > t0 {
-            counters["steal_per_mille"] = Int((s1 &- s0) * 1000 / (t1 &- t0))
+        var counters = ["preemptions": ProcessStats.involuntaryContextSwitches() - preemptions]
+        if let before = ticks, let after = Self.machineTicks(), after.total > before.total {
+            counters["steal_per_mille"] = Int((after.steal &- before.steal) * 1000 / (after.total &- before.total))
         }
         return counters
     }
 
     /// The aggregate `cpu` line of /proc/stat: steal ticks and all ticks.
-    private static func machineTicks() -> (steal: UInt64?, total: UInt64?) {
+    private static func machineTicks() -> (steal: UInt64, total: UInt64)? {
         guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
               let line = text.split(separator: "\n").first, line.hasPrefix("cpu ")
-        else { return (nil, nil) }
+        else { return nil }
         let fields = line.split(separator: " ").dropFirst().compactMap { UInt64($0) }
         // user nice system idle iowait irq softirq steal [guest guest_nice]:
         // guest time is already counted in user and nice.
-        guard fields.count >= 8 else { return (nil, nil) }
+        guard fields.count >= 8 else { return nil }
         return (fields[7], fields[0..<8].reduce(0, +))
-    }
-
-    private static func involuntarySwitches() -> Int {
-        var usage = rusage()
-        getrusage(__rusage_who_t(RUSAGE_SELF.rawValue), &usage)
-        return usage.ru_nivcsw
     }
 }
