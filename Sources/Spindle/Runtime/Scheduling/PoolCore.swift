@@ -164,10 +164,10 @@ final class PoolCore: LoopExecutor {
                     beforeIdle: { [searching] in
                         searching.wrappingIncrement(ordering: .sequentiallyConsistent)
                         counted = true
+                        // A search begun at the slice's end is a wait for
+                        // work: the next pop follows the pop rule.
+                        waited = true
                     })
-                // A search begun at the slice's end is a wait for work: the
-                // next pop follows the pop rule.
-                if counted { waited = true }
                 if case .reschedule = result { schedule(loop) }
                 continue
             }
