@@ -38,7 +38,8 @@ final class PoolCore: LoopExecutor {
     /// atomic: set once the loops are finished and the threads must exit.
     private let exiting = UnsafeAtomic<Bool>.create(false)
     /// atomic: threads awake and looking for work (spinning on the ready
-    /// queue). While one is, a schedule wakes nobody: that thread will find
+    /// queue, or finishing a slice that drained its loop and looking next:
+    /// see `runThread`). While one is, a schedule wakes nobody: that thread will find
     /// the loop, and waking a sleeper would move the loop to a cold thread
     /// for the price of a system call.
     private let searching = UnsafeAtomic<Int>.create(0)
