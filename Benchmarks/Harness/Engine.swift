@@ -23,6 +23,14 @@ enum Engine: String, CaseIterable, Sendable {
     /// The shared pool, with the scenario's feedbacks on a serial dispatch
     /// queue of their own (`execute(on:)`): the cost of the hop.
     case queued
+    /// The machine alone, for the latency scenario: not Spindle, and no
+    /// engine at all but two spinning C threads over an SPSC ring, the
+    /// producer paced as the scenario's is (`cspsc_paced_run`). Its p50 is
+    /// a cache-line transfer, the floor of any engine's; its tail is the
+    /// machine's own (kernel threads and other processes taking a core),
+    /// which lands on the consumer's core in some runs and the producer's in
+    /// others, as it does for the engines.
+    case bare
 
     /// The loop's options for this engine; `ringCapacity` applies to `ring`.
     func options(ringCapacity: Int) -> SpinOptions {
@@ -30,7 +38,7 @@ enum Engine: String, CaseIterable, Sendable {
         case .lockfree: SpinOptions(queue: .lockFree)
         case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
         case .baseline: SpinOptions(queue: .baseline)
-        case .pool, .queued, .dispatch: SpinOptions(executor: .sharedPool)
+        case .pool, .queued, .dispatch, .bare: SpinOptions(executor: .sharedPool)
         case .dedicated: SpinOptions(executor: .dedicatedThread)
         }
     }
@@ -48,6 +56,7 @@ enum Engine: String, CaseIterable, Sendable {
         case .dedicated: "a dedicated thread for the loop (.dedicatedThread), .lockFree queue"
         case .dispatch: "yardstick: one serial DispatchQueue per loop, one async per event (not Spindle)"
         case .queued: "the shared pool, feedbacks on a serial queue of their own (execute(on:))"
+        case .bare: "the machine alone: two spinning C threads over an SPSC ring, paced as the scenario's producer (not Spindle)"
         }
     }
 }

@@ -15,4 +15,18 @@
 /// consumer saw an event out of order or corrupted (the figure is then void).
 uint64_t cspsc_probe_run(uint64_t events);
 
+/// `latency-100k`'s workload on the machine alone, with no engine at all: a producer thread spins on the clock until each event's
+/// slot on an absolute schedule of `interval_ns`, stamps it and publishes it
+/// at once into an SPSC ring of 65,536 slots; a consumer thread spins on the
+/// ring and writes now − stamp into `latencies[i]` for the i-th event after
+/// the first `lead_in` (which run the same schedule unrecorded). Neither
+/// thread ever sleeps, so what the latencies show beyond a cache-line
+/// transfer is the machine: kernel threads and other processes taking a
+/// core, the kernel's time slices, a hypervisor.
+///
+/// Returns the elapsed nanoseconds from the release of both threads to their
+/// end, or 0 when a thread could not be created or a stamp lay in the
+/// future (the figures are then void). `latencies` holds `events` values.
+uint64_t cspsc_paced_run(uint64_t lead_in, uint64_t events, uint64_t interval_ns, uint64_t *latencies);
+
 #endif
