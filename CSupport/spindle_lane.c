@@ -327,7 +327,24 @@ spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, boo
     struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(loop_id)];
     *should_open = false;
     if (entry->loop_id == loop_id) {
-        if (entry->lane) return entry->lane;
+        if (entry->lane) {
+            if (entry->let_go_pending) {
+                // The loop kept idling (spindle_lane_note_idle): let the
+                // lane go now that its events are reduced, and emit through
+                // the shared queue from here on.
+                if (spindle_lane_drained(entry->lane)) {
+                    lane_let_go(entry->lane);
+                    *entry = (struct spindle_lane_entry){.loop_id = loop_id, .lane = NULL, .streak = 0};
+                    return NULL;
+                }
+                // A window with no idle emit since: the loop is busy again,
+                // and the lane serves it. Back to the fast path.
+                if (entry->lane->producer.tail_count - entry->lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
+                    entry->let_go_pending = false;
+                }
+            }
+            return entry->lane;
+        }
         if (++entry->streak >= streak_to_open) *should_open = true;
         return NULL;
     }
@@ -357,10 +374,6 @@ bool spindle_lane_install(spindle_lane *lane) {
     return true;
 }
 
-void spindle_lane_forget(uint64_t loop_id) {
-    struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(loop_id)];
-    if (entry->loop_id == loop_id) *entry = (struct spindle_lane_entry){0};
-}
 
 // MARK: A loop's lanes
 
@@ -493,13 +506,25 @@ bool spindle_lane_drained(spindle_lane *lane) {
     return atomic_load_explicit(&lane->consumed, memory_order_acquire) == lane->producer.tail_count;
 }
 
-bool spindle_lane_note_idle(spindle_lane *lane) {
+void spindle_lane_note_idle(uint64_t loop_id, spindle_lane *lane) {
     if (lane->producer.tail_count - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
         lane->idle_window_start = lane->producer.tail_count;
         lane->idle_hits = 0;
     }
     if (lane->idle_hits < SPINDLE_LANE_IDLE_HITS) lane->idle_hits++;
-    return lane->idle_hits >= SPINDLE_LANE_IDLE_HITS && spindle_lane_drained(lane);
+    if (lane->idle_hits < SPINDLE_LANE_IDLE_HITS) return;
+    struct spindle_lane_entry *entry = &spindle_lane_thread_table.entries[spindle_lane_table_slot(loop_id)];
+    if (entry->loop_id != loop_id || entry->lane != lane) return;
+    // The emit that got here has just published an event the loop has not
+    // reduced (it found the loop idle), so the lane is seldom drained now:
+    // the let-go waits for the thread's next emit into the loop (its lookup),
+    // and the fast path steps aside until then.
+    if (spindle_lane_drained(lane)) {
+        *entry = (struct spindle_lane_entry){0};
+        lane_let_go(lane);
+    } else {
+        entry->let_go_pending = true;
+    }
 }
 
 void spindle_lane_reset_streak(uint64_t loop_id) {

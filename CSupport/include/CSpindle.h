@@ -470,17 +470,18 @@ bool spindle_lane_install(spindle_lane *lane);
 /// without passing them.
 bool spindle_lane_drained(spindle_lane *lane);
 /// Producer, after an emit on `lane` whose wake-up found the loop idle:
-/// true when that happened often enough lately (4 times within 64 emits)
-/// and the lane is drained, so that it should be let go now
-/// (`spindle_lane_forget`, then `spindle_lane_let_go`): a loop that idles
-/// between emits is better served by the shared queue.
-bool spindle_lane_note_idle(spindle_lane *lane);
+/// when that happened often enough lately (4 times within 64 emits), the
+/// thread lets the lane go: a loop that idles between emits is better
+/// served by the shared queue (each idle transition costs its runner a
+/// membarrier). Only once every event on the lane is reduced, so that the
+/// thread's next emits cannot pass them: at once if it is drained, else at
+/// the thread's next emit into the loop that finds it drained (the entry is
+/// marked, `spindle_lane_current` returns NULL for it, and
+/// `spindle_lane_lookup` lets it go). Thread-local.
+void spindle_lane_note_idle(uint64_t loop_id, spindle_lane *lane);
 /// The calling thread's emit through the shared queue found the loop idle:
 /// its streak towards a lane starts again. Thread-local.
 void spindle_lane_reset_streak(uint64_t loop_id);
-/// Drops the calling thread's entry for `loop_id` without touching its lane
-/// (which the caller frees or has given away).
-void spindle_lane_forget(uint64_t loop_id);
 
 /// The lanes a loop's runner reads (see spindle_lane.c): changed by the
 /// runner only; scanned by any thread (`looks_runnable`).
@@ -534,6 +535,7 @@ struct spindle_lane_entry {
     uint64_t loop_id;      // 0: empty
     spindle_lane *lane;    // NULL: counting a streak, no lane yet
     uint32_t streak;
+    bool let_go_pending;   // the lane goes once drained (spindle_lane_note_idle)
 };
 #define SPINDLE_LANE_TABLE_SIZE 8
 /// A thread's table of lanes (thread-local; spindle_lane.c).
@@ -561,10 +563,11 @@ static inline __attribute__((always_inline)) uint32_t spindle_lane_table_slot(ui
 }
 
 /// The calling thread's lane into `loop_id`, or NULL: `spindle_lane_lookup`
-/// without the streak (no side effect). Thread-local; any thread.
+/// without the streak (no side effect). NULL too for a lane waiting to be
+/// let go (the lookup decides). Thread-local; any thread.
 static inline __attribute__((always_inline)) spindle_lane *spindle_lane_current(uint64_t loop_id) {
     struct spindle_lane_entry *entry = &spindle_lane_table_of_thread()->entries[spindle_lane_table_slot(loop_id)];
-    return entry->loop_id == loop_id ? entry->lane : NULL;
+    return entry->loop_id == loop_id && !entry->let_go_pending ? entry->lane : NULL;
 }
 
 /// Producer: starts an emit: a plain store of the BUSY generation (odd),

@@ -167,6 +167,85 @@ extension CSpindleTarget {
             #expect(result.withLock { $0 } == [])
         }
 
+        /// A loop that keeps idling between a thread's emits gets that
+        /// thread's lane let go, but only once the lane's events are reduced:
+        /// the emit that notes the idle loop has just published an event the
+        /// runner has not taken, so the let-go waits for the next emit
+        /// (before it, the fast path steps aside and the lookup decides).
+        @Test func anIdlingLoopsLaneIsLetGoOnceDrained() throws {
+            let result = Mutex<[String]>([])
+            let thread = TestThreads(1, name: "lane-idle") { _ in
+                var notes: [String] = []
+                defer { result.withLock { $0 = notes } }
+                let loop = freshLoopID()
+                guard let lane = spindle_lane_create(loop, 8, 8, 4), spindle_lane_install(lane) else {
+                    notes.append("create or install failed")
+                    return
+                }
+                var open = false
+                // Four emits, each finding the loop idle and reduced before
+                // the next (as when the producer is slower than the runner).
+                for value in 0..<4 {
+                    if spindle_lane_lookup(loop, 64, &open) != lane { notes.append("no lane at emit \(value)") }
+                    if (try? laneEmit(lane, value)) != true { notes.append("emit \(value) failed") }
+                    spindle_lane_note_idle(loop, lane)
+                    if spindle_lane_word(lane) & SPINDLE_LANE_EXITED != 0 {
+                        notes.append("let go at emit \(value) with its event unreduced")
+                    }
+                    if laneDrain(lane) != [value] { notes.append("drain after emit \(value)") }
+                }
+                // The fourth idle emit marked the lane: the fast path no
+                // longer returns it, and the next lookup, finding it drained,
+                // lets it go and sends the emit through the shared queue.
+                if spindle_lane_current(loop) != nil { notes.append("the fast path still takes the lane") }
+                if spindle_lane_lookup(loop, 64, &open) != nil { notes.append("a drained lane was not let go") }
+                if open { notes.append("a let-go lane opened another at once") }
+                if spindle_lane_word(lane) & SPINDLE_LANE_EXITED == 0 { notes.append("lane not marked EXITED") }
+                // The runner's part: EXITED and drained, it frees the lane.
+                if spindle_lane_reclaim_consumer(lane) {
+                    spindle_lane_destroy(lane)
+                } else {
+                    notes.append("the runner could not reclaim the lane")
+                }
+            }
+            #expect(thread.join())
+            #expect(result.withLock { $0 } == [])
+        }
+
+        /// A marked lane whose loop turns busy again (a window of emits none
+        /// of which found it idle) is kept, and the fast path takes it again.
+        @Test func aMarkedLaneIsKeptWhenTheLoopTurnsBusy() throws {
+            let result = Mutex<[String]>([])
+            let thread = TestThreads(1, name: "lane-busy") { _ in
+                var notes: [String] = []
+                defer { result.withLock { $0 = notes } }
+                let loop = freshLoopID()
+                guard let lane = spindle_lane_create(loop, 8, 8, 4), spindle_lane_install(lane) else {
+                    notes.append("create or install failed")
+                    return
+                }
+                var open = false
+                for value in 0..<4 {
+                    _ = try? laneEmit(lane, value)
+                    spindle_lane_note_idle(loop, lane)
+                }
+                if spindle_lane_current(loop) != nil { notes.append("not marked after four idle emits") }
+                // The runner falls behind: nothing is reduced, the lane is
+                // never drained, and 65 more emits find the loop busy.
+                for value in 4..<69 {
+                    if spindle_lane_lookup(loop, 64, &open) != lane { notes.append("lane lost at emit \(value)") }
+                    _ = try? laneEmit(lane, value)
+                }
+                if spindle_lane_lookup(loop, 64, &open) != lane { notes.append("lane lost after the window") }
+                if spindle_lane_current(loop) != lane { notes.append("the fast path did not take the lane back") }
+                if laneDrain(lane) != Array(0..<69) { notes.append("events out of order or lost") }
+                // The loop goes away (ORPHANED); the thread's exit frees the lane.
+                if spindle_lane_release_loop(lane) { notes.append("freed while the thread held it") }
+            }
+            #expect(thread.join())
+            #expect(result.withLock { $0 } == [])
+        }
+
         /// Thread exit marks the lane EXITED; the runner, having drained it,
         /// frees it. 64 short-lived threads, each a burst into its own lane.
         @Test func shortLivedThreadsLetTheirLanesGo() throws {

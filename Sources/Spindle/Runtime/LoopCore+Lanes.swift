@@ -99,13 +99,10 @@ extension LoopCore {
     // re-check counts BUSY lanes after a membarrier (LANES.md).
     @inline(__always)
     private func wakeAfterLaneEmit(_ lane: OpaquePointer) {
-        if wake(), spindle_lane_note_idle(lane) {
-            // The loop idles between this thread's emits (each idle
-            // transition costs its runner a membarrier), and every event of
-            // the lane is reduced: back to the shared queue, in order.
-            spindle_lane_forget(loopID)
-            spindle_lane_let_go(lane)
-        }
+        // A loop that idles between this thread's emits (each idle
+        // transition costs its runner a membarrier) goes back to the shared
+        // queue once the lane's events are reduced.
+        if wake() { spindle_lane_note_idle(loopID, lane) }
     }
 
     /// A batch on the calling thread's lane: one BUSY store, one publish.
