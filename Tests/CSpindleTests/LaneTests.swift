@@ -27,6 +27,27 @@ private func laneDrain(_ lane: OpaquePointer) -> [Int] {
 private let nextLoopID = Atomic<UInt64>(0x5EED_0000)
 private func freshLoopID() -> UInt64 { nextLoopID.add(1, ordering: .relaxed).newValue }
 
+/// Runs `body` on a thread of its own (the lane tables are per thread) with
+/// a lane installed for a fresh loop id; returns what `body` noted as wrong,
+/// or nil when the thread did not finish.
+private func onThreadWithLane(
+    _ name: String, _ body: @escaping @Sendable (_ loop: UInt64, _ lane: OpaquePointer, _ notes: inout [String]) -> Void
+) -> [String]? {
+    let result = Mutex<[String]>([])
+    let thread = TestThreads(1, name: name) { _ in
+        var notes: [String] = []
+        defer { result.withLock { $0 = notes } }
+        let loop = freshLoopID()
+        guard let lane = spindle_lane_create(loop, 8, 8, 4), spindle_lane_install(lane) else {
+            notes.append("create or install failed")
+            return
+        }
+        body(loop, lane, &notes)
+    }
+    guard thread.join() else { return nil }
+    return result.withLock { $0 }
+}
+
 extension CSpindleTarget {
     @Suite("spindle_lane: per-producer lanes")
     struct LaneTests {
@@ -173,15 +194,7 @@ extension CSpindleTarget {
         /// runner has not taken, so the let-go waits for the next emit
         /// (before it, the fast path steps aside and the lookup decides).
         @Test func anIdlingLoopsLaneIsLetGoOnceDrained() throws {
-            let result = Mutex<[String]>([])
-            let thread = TestThreads(1, name: "lane-idle") { _ in
-                var notes: [String] = []
-                defer { result.withLock { $0 = notes } }
-                let loop = freshLoopID()
-                guard let lane = spindle_lane_create(loop, 8, 8, 4), spindle_lane_install(lane) else {
-                    notes.append("create or install failed")
-                    return
-                }
+            let notes = onThreadWithLane("lane-idle") { loop, lane, notes in
                 var open = false
                 // Four emits, each finding the loop idle and reduced before
                 // the next (as when the producer is slower than the runner).
@@ -208,22 +221,13 @@ extension CSpindleTarget {
                     notes.append("the runner could not reclaim the lane")
                 }
             }
-            #expect(thread.join())
-            #expect(result.withLock { $0 } == [])
+            #expect(notes == [])
         }
 
         /// A marked lane whose loop turns busy again (a window of emits none
         /// of which found it idle) is kept, and the fast path takes it again.
         @Test func aMarkedLaneIsKeptWhenTheLoopTurnsBusy() throws {
-            let result = Mutex<[String]>([])
-            let thread = TestThreads(1, name: "lane-busy") { _ in
-                var notes: [String] = []
-                defer { result.withLock { $0 = notes } }
-                let loop = freshLoopID()
-                guard let lane = spindle_lane_create(loop, 8, 8, 4), spindle_lane_install(lane) else {
-                    notes.append("create or install failed")
-                    return
-                }
+            let notes = onThreadWithLane("lane-busy") { loop, lane, notes in
                 var open = false
                 for value in 0..<4 {
                     _ = try? laneEmit(lane, value)
@@ -242,8 +246,7 @@ extension CSpindleTarget {
                 // The loop goes away (ORPHANED); the thread's exit frees the lane.
                 if spindle_lane_release_loop(lane) { notes.append("freed while the thread held it") }
             }
-            #expect(thread.join())
-            #expect(result.withLock { $0 } == [])
+            #expect(notes == [])
         }
 
         /// Thread exit marks the lane EXITED; the runner, having drained it,
