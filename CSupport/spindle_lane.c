@@ -312,6 +312,13 @@ static void lane_let_go(spindle_lane *lane) {
     if (old & SPINDLE_LANE_ORPHANED) spindle_lane_destroy_deferred(lane);
 }
 
+// A drained lane's entry lets it go; the loop's next emits from this
+// thread go through the shared queue, counting a new streak.
+static void entry_let_go(struct spindle_lane_entry *entry) {
+    lane_let_go(entry->lane);
+    *entry = (struct spindle_lane_entry){.loop_id = entry->loop_id, .lane = NULL, .streak = 0};
+}
+
 static void lane_thread_exit(void *unused) {
     (void)unused;
     for (int i = 0; i < SPINDLE_LANE_TABLE_SIZE; i++) {
@@ -333,8 +340,7 @@ spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, boo
                 // lane go now that its events are reduced, and emit through
                 // the shared queue from here on.
                 if (spindle_lane_drained(entry->lane)) {
-                    lane_let_go(entry->lane);
-                    *entry = (struct spindle_lane_entry){.loop_id = loop_id, .lane = NULL, .streak = 0};
+                    entry_let_go(entry);
                     return NULL;
                 }
                 // A window with no idle emit since: the loop is busy again,
@@ -520,8 +526,7 @@ void spindle_lane_note_idle(uint64_t loop_id, spindle_lane *lane) {
     // the let-go waits for the thread's next emit into the loop (its lookup),
     // and the fast path steps aside until then.
     if (spindle_lane_drained(lane)) {
-        *entry = (struct spindle_lane_entry){0};
-        lane_let_go(lane);
+        entry_let_go(entry);
     } else {
         entry->let_go_pending = true;
     }
