@@ -21,18 +21,17 @@ import Spindle
 /// (100 ms), whose latencies are not recorded; the N recorded events follow
 /// without a break. The samples are of the steady state, not of the
 /// kernel placing a new thread: a producer thread is born on its creator's
-/// core, and until the load balancer moves it (`perf sched` showed 12–16 ms,
-/// its consumer sharing the core in 4 ms time slices) hundreds of events
-/// wait a time slice, on every engine and on `bare` too.
+/// core and shares it with the consumer in time slices until the load
+/// balancer moves it, which would put hundreds of samples at a whole time
+/// slice, on every engine and on `bare` too (Benchmarks/GOALS.md).
 /// The counters (preemptions, steal) and the rate cover the whole run.
 ///
 /// The `bare` engine runs the same schedule with no engine at all
 /// (`cspsc_paced_run`: a C producer and consumer, both spinning, over an SPSC
 /// ring). Its p50 is the floor of any engine's. Its tail is the machine's:
-/// with both cores busy, the kernel's own periodic work (`perf sched` here:
-/// `kdamond` 0.75 ms every 512 ms, another process every 50 ms,
-/// `rcu_preempt`) takes a core from one of the two threads, and the events
-/// wait for it when that is the consumer. Which core it lands on varies
+/// with both cores busy, the kernel's own periodic work (kernel threads,
+/// other processes) has no idle core and takes one from one of the two
+/// threads, and the events wait for it when that is the consumer. Which core it lands on varies
 /// from run to run, so the engines' tails are read against `bare`'s in the
 /// same run, repetition spread included.
 enum Latency100kScenario {
@@ -59,18 +58,34 @@ enum Latency100kScenario {
         engines: Engine.queues + [.bare],
         measure: measure)
 
-    /// The reducer thread's histogram.
+    /// The latencies of one repetition: the engines' reducer thread, or the
+    /// `bare` probe's results.
     ///
-    /// `@unchecked Sendable`: `histogram` is written only by the feedback on
-    /// the loop's executor (one runner at a time, ordered by the scheduling
-    /// protocol) while the loop runs, and read by the harness only after
-    /// `stop()` returned (after the loop's last slice).
+    /// `@unchecked Sendable`: written only by the feedback on the loop's
+    /// executor (one runner at a time, ordered by the scheduling protocol)
+    /// while the loop runs, and read by the harness only after `stop()`
+    /// returned (after the loop's last slice).
     private final class Recorder: @unchecked Sendable {
-        var histogram = LatencySummary.makeHistogram()
+        private(set) var histogram = LatencySummary.makeHistogram()
         /// Samples above 100 µs: on a shared 2-core machine, mostly the
-        /// reducer's thread preempted (a time slice costs ~1 ms).
-        var over100us = 0
+        /// consumer's thread preempted (a time slice costs ~1 ms).
+        private(set) var over100us = 0
+
+        func record(_ latency: UInt64) {
+            _ = histogram.record(latency)
+            if latency > 100_000 { over100us += 1 }
+        }
+
+        /// The counters the scenario adds to the scheduler noise.
+        func counters(adding noise: [String: Int], events: Int) -> [String: Int] {
+            var counters = noise
+            counters["over_100us_per_million"] = over100us * 1_000_000 / events
+            return counters
+        }
     }
+
+    /// The schedule's gap between two events.
+    private static var intervalNanoseconds: UInt64 { UInt64(1_000_000_000 / ratePerSecond) }
 
     private static func measure(_ run: ScenarioRun) async throws -> Sample {
         if run.engine == .bare { return try measureBare(run) }
@@ -78,16 +93,12 @@ enum Latency100kScenario {
         let recorder = Recorder()
         let leadIn = leadInEvents
         let record = Feedback<StampState, StampEvent>(effect: { (state: StampState) -> StampEvent? in
-            if state.received > leadIn {
-                let latency = MonotonicClock.now() &- state.sentAt
-                _ = recorder.histogram.record(latency)
-                if latency > 100_000 { recorder.over100us += 1 }
-            }
+            if state.received > leadIn { recorder.record(MonotonicClock.now() &- state.sentAt) }
             return nil
         })
         let spin = Spin(initialState: StampState(), feedbacks: [record], reducer: Reducer(StampState.reduce))
         let loop = spin.start(options: run.options)
-        let interval = UInt64(1_000_000_000 / ratePerSecond)
+        let interval = intervalNanoseconds
         let producer = ProducerThreads(count: 1, name: "paced") { _ in
             var slot = MonotonicClock.now()
             for _ in 0..<(leadIn + count) {
@@ -104,8 +115,7 @@ enum Latency100kScenario {
         try await producer.waitUntilFinished(in: run)
         let report = await loop.stop()
         let (elapsed, allocations) = region.end()
-        var counters = noise.end()
-        counters["over_100us_per_million"] = recorder.over100us * 1_000_000 / count
+        let counters = recorder.counters(adding: noise.end(), events: count)
 
         try expect(report.reduced == leadIn + count, "reduced \(report.reduced) of \(leadIn + count) events", in: run)
         try expect(recorder.histogram.totalCount == UInt64(count),
@@ -123,23 +133,18 @@ enum Latency100kScenario {
         let noise = SchedulerNoise.begin()
         let region = MeasuredRegion.begin()
         let elapsed = latencies.withUnsafeMutableBufferPointer { buffer in
-            cspsc_paced_run(
-                UInt64(leadInEvents), UInt64(count), UInt64(1_000_000_000 / ratePerSecond), buffer.baseAddress!)
+            cspsc_paced_run(UInt64(leadInEvents), UInt64(count), intervalNanoseconds, buffer.baseAddress!)
         }
         _ = region.end()
-        var counters = noise.end()
+        let noiseCounters = noise.end()
         try expect(elapsed > 0, "the paced C probe could not run (a thread refused, or a stamp in the future)", in: run)
-        var histogram = LatencySummary.makeHistogram()
-        var over100us = 0
-        for latency in latencies {
-            _ = histogram.record(latency)
-            if latency > 100_000 { over100us += 1 }
-        }
-        counters["over_100us_per_million"] = over100us * 1_000_000 / count
+        let recorder = Recorder()
+        for latency in latencies { recorder.record(latency) }
         // Allocations: none to count (the probe's ring is allocated inside
         // the region, once; the figure would describe the probe, not a path).
         return Sample(
             events: leadInEvents + count, elapsedNanoseconds: elapsed, allocations: nil,
-            latency: LatencySummary(histogram), counters: counters)
+            latency: LatencySummary(recorder.histogram),
+            counters: recorder.counters(adding: noiseCounters, events: count))
     }
 }
