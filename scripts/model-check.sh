@@ -13,7 +13,8 @@
 #    configurations.
 # 3. The broken variants: each must make SPIN report the error it was built
 #    to cause, or this script fails ("the model can fail").
-# Runs go two at a time on two cores: about a minute and a half in all.
+# Runs go two at a time on two cores: about nine minutes in all (the lanes
+# safety run alone takes that long, 17 GB; the others run beside it).
 #
 # Fails (non-zero) if a correct variant has any error or an incomplete
 # search, or a broken variant has none. Installs spin (Debian/Ubuntu: the
@@ -161,6 +162,11 @@ checks=(
   "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
   "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
   "pool-broken-early-pop;-DBROKEN_EARLY_POP;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a pop after a search begun at a slice's end not taken as one after a wait: a queued loop never runs"
+  #    A searcher switched out (-DSTALL): the rescue runs a loop queued
+  #    behind it on the sleeping thread; without it, SPIN finds the deadlock.
+  "pool-stall-no-cycles;-DSTALL;$cc_cycles;-l -m10000 -w24;pass;pool wake-up, a searcher switched out: no cycle"
+  "pool-stall;-DSTALL;$cc_safety;-m10000 -w24;pass;pool wake-up, a searcher switched out while the other thread sleeps: the rescue runs the queued loops"
+  "pool-broken-no-rescue;-DSTALL -DBROKEN_NO_RESCUE;$cc_safety;-m10000 -w24;invalid end state;a searcher switched out, no rescue: a queued loop waits for it while the other thread sleeps"
   # 5. Per-producer lanes (lanes.pml, LANES.md): the runs that must fail.
   "lanes-broken-no-membarrier;-DBROKEN_NO_MEMBARRIER;$cc_safety;-m40000 -w24;assertion violated +!\\((lost_event|lost_wakeup)\\);lanes without the runner's membarrier: an event or a wake-up lost"
   "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"

@@ -102,6 +102,41 @@ import SpindleTestSupport
         #expect(pool.isShutDown)
     }
 
+    // MARK: A searcher switched out
+
+    /// A schedule wakes no sleeping thread while another one searches the
+    /// ready queue: it counts on the searcher. If the kernel switches the
+    /// searcher out, the loop would wait as long as the switch (~1 ms on a
+    /// shared 2-core machine). The rescue: an emit that finds its loop still
+    /// queued while the searchers have not shown they run for a while wakes
+    /// the sleeper. The held thread stands for one switched out for as long
+    /// as the test needs (without the rescue the loop waits for it and the
+    /// hang guard fails the test).
+    @Test func aLoopQueuedBehindASwitchedOutSearcherRunsOnTheSleepingThread() async throws {
+        let pool = try ReducerPool(threads: 2, name: "switched-out")
+        pool.holdNextSearcher()
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            .start(options: SpinOptions(executor: .pool(pool)))
+        // The loop's first slice runs on one thread, which then sleeps; the
+        // other looks for work and is held there, counted as searching.
+        let held = await eventually { pool.isHoldingSearcher && pool.hasSleepingThread }
+        #expect(held, "the pool never had one thread held (\(pool.isHoldingSearcher)) while the other slept (\(pool.hasSleepingThread))")
+
+        // The producer keeps emitting, as a loop's producer does; its first
+        // emit queues the loop (nobody is woken: a thread searches).
+        var accepted = 0
+        let reduced = await eventually {
+            if loop.emit(.increment) == .accepted { accepted += 1 }
+            return loop.state > 0
+        }
+        #expect(reduced, "the loop waited for the held searcher while the other thread slept")
+
+        pool.releaseHeldSearcher()
+        #expect(await loop.stop() == StopReport(reduced: accepted, discarded: 0))
+        #expect(loop.state == accepted)
+        try await pool.shutdown()
+    }
+
     // MARK: Dedicated threads and live objects
 
     @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async throws {

@@ -43,6 +43,23 @@ final class PoolCore: LoopExecutor {
     /// the loop, and waking a sleeper would move the loop to a cold thread
     /// for the price of a system call.
     private let searching = UnsafeAtomic<Int>.create(0)
+    /// atomic: the monotonic time at which a searcher last showed it was
+    /// running (each searcher stores it as it starts and every 16 polls,
+    /// about every 3 µs). A search that counts on a searcher the kernel has
+    /// switched out would wait as long as the switch (~1 ms on a 2-core
+    /// machine): an emit that finds its loop still queued with this beat
+    /// older than `stalledSearchNanoseconds` wakes a sleeper instead
+    /// (`loopIsWaiting`; the rescue of PROTOCOL.md).
+    private let searchBeat = UnsafeAtomic<UInt64>.create(0)
+    /// How old the search beat must be for `loopIsWaiting` to take the
+    /// searchers for switched out: three beats or so.
+    static let stalledSearchNanoseconds: UInt64 = 10_000
+    /// atomic: tests only (`holdNextSearcher`): a `SearchHold` state. Read
+    /// once per `waitForWork`.
+    private let searchHold = UnsafeAtomic<UInt8>.create(SearchHold.off)
+    /// atomic: the rescues' wakes (for tests and the stress report).
+    private let rescueCount = UnsafeAtomic<Int>.create(0)
+    private let holdParker = Parker()
     /// atomic: set once the threads have started, so that a start on the
     /// shared pool does not take the registry lock twice to find out.
     private let threadsReady = UnsafeAtomic<Bool>.create(false)
@@ -75,6 +92,9 @@ final class PoolCore: LoopExecutor {
     deinit {
         exiting.destroy()
         searching.destroy()
+        searchBeat.destroy()
+        searchHold.destroy()
+        rescueCount.destroy()
         threadsReady.destroy()
         spindle_runq_destroy(readyQueue)
     }
@@ -162,7 +182,8 @@ final class PoolCore: LoopExecutor {
                 // only delay the next loop.
                 let result = loop.runScheduling(
                     linger: { [readyQueue] in spindle_runq_is_empty(readyQueue) },
-                    beforeIdle: { [searching] in
+                    beforeIdle: { [searching, searchBeat] in
+                        searchBeat.store(spindle_monotonic_ns(), ordering: .relaxed)
                         searching.wrappingIncrement(ordering: .sequentiallyConsistent)
                         counted = true
                         // A search begun at the slice's end is a wait for
@@ -268,6 +289,8 @@ final class PoolCore: LoopExecutor {
     private func waitForWork(spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool) {
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let spinStart = spindle_monotonic_ns()
+        searchBeat.store(spinStart, ordering: .relaxed)
+        if searchHold.load(ordering: .relaxed) == SearchHold.armed { holdThisSearcher() }
         var gap = 1
         var polls = 0
         while true {
@@ -279,7 +302,11 @@ final class PoolCore: LoopExecutor {
             if gap < 8 { gap <<= 1 }
             // The clock only every 16 polls: reading it costs more than a poll.
             polls &+= 1
-            if polls & 15 == 0, spindle_monotonic_ns() &- spinStart >= spinBudget { break }
+            if polls & 15 == 0 {
+                let now = spindle_monotonic_ns()
+                searchBeat.store(now, ordering: .relaxed)
+                if now &- spinStart >= spinBudget { break }
+            }
         }
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
         let sleepStart = spindle_monotonic_ns()
@@ -290,6 +317,57 @@ final class PoolCore: LoopExecutor {
         spinBudget = slept < Self.spinMaximumNanoseconds
             ? Swift.min(spinBudget &* 2, Self.spinMaximumNanoseconds)
             : Swift.max(spinBudget / 2, Self.spinMinimumNanoseconds)
+    }
+
+    // MARK: Tests: a searcher switched out
+
+    /// The states of `searchHold`.
+    private enum SearchHold {
+        static let off: UInt8 = 0
+        static let armed: UInt8 = 1
+        static let holding: UInt8 = 2
+        static let released: UInt8 = 3
+    }
+
+    /// Tests: the next thread that starts looking for work stops there,
+    /// counted as searching and with its beat written, as if the kernel had
+    /// switched it out mid-search, until `releaseHeldSearcher`.
+    func holdNextSearcher() {
+        searchHold.store(SearchHold.armed, ordering: .sequentiallyConsistent)
+    }
+
+    /// Tests: a thread is held by `holdNextSearcher`.
+    var isHoldingSearcher: Bool {
+        searchHold.load(ordering: .sequentiallyConsistent) == SearchHold.holding
+    }
+
+    /// Tests: the rescue's wakes so far.
+    var rescues: Int { rescueCount.load(ordering: .relaxed) }
+
+    /// Tests: a thread of the pool sleeps (registered on the parker).
+    var hasSleepingThread: Bool { parker.hasWaiters }
+
+    /// Tests: lets the held thread go on (or disarms a hold not yet taken).
+    func releaseHeldSearcher() {
+        if searchHold.compareExchange(
+            expected: SearchHold.armed, desired: SearchHold.off, ordering: .sequentiallyConsistent
+        ).exchanged { return }
+        searchHold.store(SearchHold.released, ordering: .sequentiallyConsistent)
+        holdParker.notify()
+    }
+
+    @inline(never)
+    private func holdThisSearcher() {
+        guard searchHold.compareExchange(
+            expected: SearchHold.armed, desired: SearchHold.holding, ordering: .sequentiallyConsistent
+        ).exchanged else { return }
+        // A parker's sleep may end early (a signal): wait until released.
+        while searchHold.load(ordering: .sequentiallyConsistent) != SearchHold.released {
+            holdParker.wait(spins: 0) { [searchHold] in
+                searchHold.load(ordering: .sequentiallyConsistent) == SearchHold.released
+            }
+        }
+        searchHold.store(SearchHold.off, ordering: .sequentiallyConsistent)
     }
 
     private func threadExited() {
@@ -338,6 +416,23 @@ final class PoolCore: LoopExecutor {
     @inline(__always)
     private func wakeSleepersIfNobodySearchesAfterRMW() {
         if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
+    }
+
+    /// The rescue: an emit found its loop still queued. When a thread
+    /// sleeps while the ones counted as searching have not shown they run
+    /// for `stalledSearchNanoseconds`, they are switched out (preempted by
+    /// another thread or the kernel's own work): wake the sleeper, which
+    /// runs the loop now rather than after the switch. A heuristic that can
+    /// only add wakes (a beat that looks old to a lagging clock read wakes a
+    /// thread for nothing); `schedule`'s rule still decides alone whether a
+    /// push wakes anyone. Loads only, unless it wakes: while the pool is
+    /// saturated (nobody sleeps), one load of the parker's line.
+    func loopIsWaiting() {
+        guard parker.hasWaiters, searching.load(ordering: .relaxed) > 0 else { return }
+        if spindle_monotonic_ns() &- searchBeat.load(ordering: .relaxed) > Self.stalledSearchNanoseconds {
+            rescueCount.wrappingIncrement(ordering: .relaxed)
+            parker.notify()
+        }
     }
 
     func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {

@@ -83,5 +83,21 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
 
     /// True once ``shutdown()`` has begun.
     public var isShutDown: Bool { core.isShuttingDown }
+
+    // MARK: Tests
+
+    /// Tests: holds the next thread that starts looking for work there,
+    /// counted as searching, as if the kernel had switched it out, until
+    /// ``releaseHeldSearcher()``.
+    package func holdNextSearcher() { core.holdNextSearcher() }
+    /// Tests: a thread is held by ``holdNextSearcher()``.
+    package var isHoldingSearcher: Bool { core.isHoldingSearcher }
+    /// Tests: a thread of the pool sleeps.
+    package var hasSleepingThread: Bool { core.hasSleepingThread }
+    /// Tests: how many times an emit found a loop queued behind switched-out
+    /// searchers and woke a sleeper (the rescue).
+    package var rescues: Int { core.rescues }
+    /// Tests: lets the held thread go on.
+    package func releaseHeldSearcher() { core.releaseHeldSearcher() }
 }
 

@@ -104,7 +104,13 @@ class ScheduledLoop: @unchecked Sendable {
     @inline(__always)
     @discardableResult
     final func wake() -> Bool {
-        guard schedulingState.load(ordering: .sequentiallyConsistent) == .idle else { return false }
+        let state = schedulingState.load(ordering: .sequentiallyConsistent)
+        guard state == .idle else {
+            // Queued and not yet running: the executor may check that
+            // whoever should run it is not switched out (a pool's rescue).
+            if state == .scheduled { executor.loopIsWaiting() }
+            return false
+        }
         if schedulingState.compareExchange(
             expected: .idle, desired: .scheduled, ordering: .sequentiallyConsistent
         ).exchanged {
@@ -208,4 +214,13 @@ protocol LoopExecutor: AnyObject, Sendable {
     func loopFinished(_ loop: ScheduledLoop)
     /// Human-readable, for errors and logs.
     var name: String { get }
+    /// An emit found a loop of this executor scheduled and not yet running
+    /// (a pool then checks that its searchers are not switched out). Any
+    /// thread; never blocks, never runs user code.
+    func loopIsWaiting()
+}
+
+extension LoopExecutor {
+    /// Nothing to check: the executors with a thread (or queue) of their own.
+    func loopIsWaiting() {}
 }

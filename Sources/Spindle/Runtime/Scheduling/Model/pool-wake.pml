@@ -30,6 +30,20 @@
  * of waking a sleeper; its next pop counts as one after a wait (the pop
  * rule applies).
  *
+ * -DSTALL: the rescue (PoolCore.loopIsWaiting). One searcher may be
+ * switched out by the kernel as its search begins, still counted as
+ * searching; it resumes only once no thread sleeps (none could be woken in
+ * its place) or every loop ran. A schedule counting on it wakes nobody, so
+ * a queued loop must be run by the sleeper: the Rescuer process stands for
+ * the producer's later emits, which find the loop queued and, once the
+ * searchers' beat is old (every searcher switched out: `stalled ==
+ * searching`), wake the sleepers. Loops 1 and 2 only, in both orders
+ * (three loops with a switch-out are 340 M states). (The code may also see an old beat when
+ * a searcher is not switched out; that only adds wakes, which the parker
+ * takes from anyone at any time.)
+ * -DSTALL -DBROKEN_NO_RESCUE: without the rescue: SPIN must find the
+ * deadlock.
+ *
  * -DBROKEN_NO_HANDOFF: without the pop rule.
  * -DBROKEN_EARLY_POP: the pop after an early count not treated as one after
  * a wait. SPIN must find the deadlock too.
@@ -43,6 +57,8 @@ chan ready = [3] of { byte };   /* the ready queue (a push is an exchange) */
 byte searching = 0;             /* threads spinning on the ready queue */
 bool exiting = false;
 bool ran[3];                    /* a loop's slice has run (loops 1, 2) or ended (loop 0) */
+byte stalled = 0;               /* searchers switched out (-DSTALL) */
+bool stall_used = false;        /* one switch-out per run */
 
 /* The parker (spindle_parker): waiters registered in the current round;
  * a notify that finds waiters ends the round (one CAS) and bumps wake_seq;
@@ -85,6 +101,15 @@ inline schedule(loop) {
 }
 
 proctype Producer() {
+#ifdef STALL
+    /* loops 1 and 2, in both orders (loop 0, the blocking slice, is the
+     * other runs' question: it is marked run) */
+    ran[0] = true;
+    if
+    :: schedule(1); schedule(2)
+    :: schedule(2); schedule(1)
+    fi;
+#else
     /* every order of the three loops */
     if
     :: schedule(0); schedule(1); schedule(2)
@@ -94,6 +119,7 @@ proctype Producer() {
     :: schedule(2); schedule(0); schedule(1)
     :: schedule(2); schedule(1); schedule(0)
     fi;
+#endif
     /* shutdown once every loop ran (releaseThreads) */
     (ran[0] && ran[1] && ran[2]);
     exiting = true;
@@ -158,6 +184,17 @@ top:
         :: else -> searching++
         fi;
         waited = true;
+#ifdef STALL
+        /* switched out as the search begins (the beat just written) */
+        if
+        :: !stall_used ->
+            stall_used = true;
+            stalled++;
+            (waiters == 0 || (ran[0] && ran[1] && ran[2]) || exiting);
+            stalled--
+        :: true -> skip
+        fi;
+#endif
         do
         :: nempty(ready) || exiting -> searching--; goto top
         :: else -> break        /* the spin budget ran out */
@@ -178,9 +215,27 @@ done:
     skip
 }
 
+#if defined(STALL) && !defined(BROKEN_NO_RESCUE)
+/* The rescue: an emit that finds its loop still queued, while a thread
+ * sleeps and every searcher is switched out, wakes the sleepers. */
+proctype Rescuer() {
+    do
+    :: (ran[0] && ran[1] && ran[2]) -> break
+    :: atomic {
+           (nempty(ready) && waiters > 0 && searching > 0 && searching == stalled) ->
+           /* notify() in one step: its two steps are the other runs' question */
+           waiters = 0; parker_round++; wake_seq++
+       }
+    od
+}
+#endif
+
 init {
     byte i;
     atomic {
+#if defined(STALL) && !defined(BROKEN_NO_RESCUE)
+        run Rescuer();
+#endif
         run Producer();
         for (i : 1 .. THREADS) { run Thread() }
     }
