@@ -15,6 +15,7 @@
 #   SPINDLE_STRESS_CYCLES  start/stop cycles (10000)
 #   SPINDLE_STRESS_ROUNDS  rounds of the race-shaped tests (20)
 #   SPINDLE_SOAK=1         also run the 60 s soak (SPINDLE_SOAK_SECONDS)
+#   SPINDLE_STRESS_LIMIT   seconds before the suite counts as hung (1800)
 # e.g. a quick local run:
 #   SPINDLE_STRESS_EVENTS=400000 SPINDLE_STRESS_CYCLES=500 SPINDLE_STRESS_ROUNDS=3 scripts/stress.sh
 set -euo pipefail
@@ -23,6 +24,7 @@ scripts/install-deps.sh
 
 scratch=.build/tsan
 logs=$(mktemp -d)
+suite_limit=${SPINDLE_STRESS_LIMIT:-1800}
 started=$(date +%s)
 
 echo "== build (Thread Sanitizer, $scratch)"
@@ -32,7 +34,10 @@ built=$(date +%s)
 echo "== stress suite under Thread Sanitizer"
 suite_log="$logs/stress.log"
 set +e
-swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
+# Bounded: a hang fails the run here, with the log so far, instead of
+# running into CI's limit with nothing to show (the suite takes 4-6 minutes).
+timeout --kill-after=30 "$suite_limit" \
+    swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
     --filter SpindleStressTests 2>&1 | tee "$suite_log"
 suite_status=${PIPESTATUS[0]}
 set -e
@@ -66,7 +71,7 @@ awk '
         key = $2 " " q[2]
         total[key] += $4
     }
-    /^SPINDLE-STRESS (cycles|storm|fanout|slow-reducer|soak) / { print "  " substr($0, 16) }
+    /^SPINDLE-STRESS (cycles|storm|fanout|slow-reducer|soak|switched-out) / { print "  " substr($0, 16) }
     END {
         for (key in total) printf "  %-40s %12d\n", key, total[key] | "sort"
         close("sort")
@@ -75,7 +80,10 @@ echo "  Thread Sanitizer reports in the suite: $reports"
 echo "  time: build $((built - started)) s, suite $((suite_done - built)) s, canaries $((finished - suite_done)) s, total $((finished - started)) s"
 
 status=0
-if [[ $suite_status -ne 0 || $reports -ne 0 ]]; then
+if [[ $suite_status -eq 124 || $suite_status -eq 137 ]]; then
+    echo "stress suite HUNG: stopped after $suite_limit s; the last test started in $suite_log is the one" >&2
+    status=1
+elif [[ $suite_status -ne 0 || $reports -ne 0 ]]; then
     echo "stress suite FAILED (exit status $suite_status, $reports TSan reports); log: $suite_log" >&2
     status=1
 fi

@@ -67,6 +67,9 @@ func reportTotal(_ kind: String, queue: String, _ count: Int, over duration: Dur
         if seconds > 0 { line += " \(Int(Double(count) / seconds))/s" }
     }
     print(line)
+    // At once: if a later test hangs and CI kills the run, the lines so far
+    // are not lost in the buffer of a pipe.
+    fflush(nil)  // every output stream: `stdout` itself is a C global Swift 6 will not read
 }
 
 /// A short name for a queue kind, for totals and test arguments.

@@ -83,8 +83,8 @@ extension StressSuite {
                         #expect(checker.sequenceSum[tally.producer] == tally.acceptedSequenceSum)
                     }
                 }
-                reportTotal("switched-out-searcher-events (\(holds.current) holds, \(pool.rescues) rescues)",
-                            queue: "lockFree", producers * perLoop * 2)
+                reportTotal("switched-out-searcher-events", queue: "lockFree", producers * perLoop * 2)
+                print("SPINDLE-STRESS switched-out \(holds.current) searchers held, \(pool.rescues) rescues")
             }
             try await pool.shutdown()
             await baseline.expectReturned()

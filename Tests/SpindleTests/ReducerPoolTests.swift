@@ -114,20 +114,23 @@ import SpindleTestSupport
     /// hang guard fails the test).
     @Test func aLoopQueuedBehindASwitchedOutSearcherRunsOnTheSleepingThread() async throws {
         let pool = try ReducerPool(threads: 2, name: "switched-out")
-        pool.holdNextSearcher()
         let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
             .start(options: SpinOptions(executor: .pool(pool)))
-        // The loop's first slice runs on one thread, which then sleeps; the
-        // other looks for work and is held there, counted as searching.
-        let held = await eventually { pool.isHoldingSearcher && pool.hasSleepingThread }
-        #expect(held, "the pool never had one thread held (\(pool.isHoldingSearcher)) while the other slept (\(pool.hasSleepingThread))")
+        // Armed once the threads run (they may have searched and gone to
+        // sleep before it, and a sleeper does not look at the hold): the
+        // first event's slice runs on one thread, which then looks for work
+        // and is held there, counted as searching; the other sleeps.
+        pool.holdNextSearcher()
+        #expect(loop.emit(.increment) == .accepted)
+        let held = await eventually { pool.isHoldingSearcher && pool.hasSleepingThread && loop.state == 1 }
+        #expect(held, "the pool never had one thread held (\(pool.isHoldingSearcher)) while the other slept (\(pool.hasSleepingThread)) after the first event (state \(loop.state))")
 
         // The producer keeps emitting, as a loop's producer does; its first
         // emit queues the loop (nobody is woken: a thread searches).
-        var accepted = 0
+        var accepted = 1
         let reduced = await eventually {
             if loop.emit(.increment) == .accepted { accepted += 1 }
-            return loop.state > 0
+            return loop.state > 1
         }
         #expect(reduced, "the loop waited for the held searcher while the other thread slept")
 

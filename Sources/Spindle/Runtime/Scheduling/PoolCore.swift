@@ -331,9 +331,11 @@ final class PoolCore: LoopExecutor {
 
     /// Tests: the next thread that starts looking for work stops there,
     /// counted as searching and with its beat written, as if the kernel had
-    /// switched it out mid-search, until `releaseHeldSearcher`.
+    /// switched it out mid-search, until `releaseHeldSearcher`. (Arming
+    /// while a thread is held lets that one go.)
     func holdNextSearcher() {
-        searchHold.store(SearchHold.armed, ordering: .sequentiallyConsistent)
+        let previous = searchHold.exchange(SearchHold.armed, ordering: .sequentiallyConsistent)
+        if previous == SearchHold.holding { holdParker.notify() }
     }
 
     /// Tests: a thread is held by `holdNextSearcher`.
@@ -347,27 +349,36 @@ final class PoolCore: LoopExecutor {
     /// Tests: a thread of the pool sleeps (registered on the parker).
     var hasSleepingThread: Bool { parker.hasWaiters }
 
-    /// Tests: lets the held thread go on (or disarms a hold not yet taken).
+    /// Tests: lets the held thread go on, or disarms a hold not yet taken;
+    /// nothing otherwise. (Between the two exchanges a searcher may take
+    /// the hold: then the first fails and the second lets it go.)
     func releaseHeldSearcher() {
         if searchHold.compareExchange(
             expected: SearchHold.armed, desired: SearchHold.off, ordering: .sequentiallyConsistent
         ).exchanged { return }
-        searchHold.store(SearchHold.released, ordering: .sequentiallyConsistent)
-        holdParker.notify()
+        if searchHold.compareExchange(
+            expected: SearchHold.holding, desired: SearchHold.released, ordering: .sequentiallyConsistent
+        ).exchanged { holdParker.notify() }
     }
 
+    /// The held thread waits while the state says `holding`, whatever ends
+    /// it: a release, or a test arming the next hold before this thread has
+    /// run again (waiting for `released` itself would miss that one and
+    /// hold this thread for good).
     @inline(never)
     private func holdThisSearcher() {
         guard searchHold.compareExchange(
             expected: SearchHold.armed, desired: SearchHold.holding, ordering: .sequentiallyConsistent
         ).exchanged else { return }
-        // A parker's sleep may end early (a signal): wait until released.
-        while searchHold.load(ordering: .sequentiallyConsistent) != SearchHold.released {
+        // A parker's sleep may end early (a signal): wait until let go.
+        while searchHold.load(ordering: .sequentiallyConsistent) == SearchHold.holding {
             holdParker.wait(spins: 0) { [searchHold] in
-                searchHold.load(ordering: .sequentiallyConsistent) == SearchHold.released
+                searchHold.load(ordering: .sequentiallyConsistent) != SearchHold.holding
             }
         }
-        searchHold.store(SearchHold.off, ordering: .sequentiallyConsistent)
+        // Back to off, unless the next hold is armed already.
+        _ = searchHold.compareExchange(
+            expected: SearchHold.released, desired: SearchHold.off, ordering: .sequentiallyConsistent)
     }
 
     private func threadExited() {
