@@ -35,7 +35,7 @@ echo "== stress suite under Thread Sanitizer"
 suite_log="$logs/stress.log"
 set +e
 # Bounded: a hang fails the run here, with the log so far, instead of
-# running into CI's limit with nothing to show (the suite takes 4-6 minutes).
+# running into CI's limit with nothing to show.
 timeout --kill-after=30 "$suite_limit" \
     swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
     --filter SpindleStressTests 2>&1 | tee "$suite_log"
@@ -81,7 +81,7 @@ echo "  time: build $((built - started)) s, suite $((suite_done - built)) s, can
 
 status=0
 if [[ $suite_status -eq 124 || $suite_status -eq 137 ]]; then
-    echo "stress suite HUNG: stopped after $suite_limit s; the last test started in $suite_log is the one" >&2
+    echo "stress suite HUNG: stopped after $suite_limit s; log: $suite_log (buffered output may end before the test that hung)" >&2
     status=1
 elif [[ $suite_status -ne 0 || $reports -ne 0 ]]; then
     echo "stress suite FAILED (exit status $suite_status, $reports TSan reports); log: $suite_log" >&2

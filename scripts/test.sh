@@ -23,7 +23,7 @@ if [[ $# -gt 0 ]]; then
 fi
 started=$(date +%s)
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
-# Bounded (a few minutes normally): a hang fails here, not at CI's limit.
+# Bounded: a hang fails here, not at CI's limit.
 timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip SpindleStressTests
 unit_done=$(date +%s)
 echo "== documentation: snippets and DocC (scripts/docs.sh)"
