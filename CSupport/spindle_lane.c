@@ -466,8 +466,16 @@ bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence) {
     struct spindle_lane_array *array = atomic_load_explicit(&set->current, memory_order_acquire);
     for (size_t i = 0; array && i < array->count && !runnable; i++) {
         spindle_lane *lane = array->lanes[i];
+        // BUSY first, then the published count. An emit under way at the
+        // fence is BUSY here, or it has ended, and then its end (a release
+        // store after its publish) makes its count visible to the load
+        // below. The other order loses an event: the count read before the
+        // emit publishes, BUSY after it ends, and a stop's last slice
+        // finishes with the event in the lane (lanes.pml,
+        // BROKEN_COUNT_FIRST; seen once in the stress suite).
+        bool busy = (atomic_load_explicit(&lane->producer.busy, memory_order_acquire) & 1) != 0;
         uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
-        runnable = (atomic_load_explicit(&lane->producer.busy, memory_order_acquire) & 1) != 0
+        runnable = busy
             || (word & SPINDLE_LANE_COUNT_MASK) != atomic_load_explicit(&lane->consumed, memory_order_relaxed);
         SPINDLE_TSAN_RELEASE(lane);
     }

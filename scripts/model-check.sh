@@ -169,6 +169,7 @@ checks=(
   "pool-broken-no-rescue;-DSTALL -DBROKEN_NO_RESCUE;$cc_safety;-m10000 -w24;invalid end state;a searcher switched out, no rescue: a queued loop waits for it while the other thread sleeps"
   # 5. Per-producer lanes (lanes.pml, LANES.md): the runs that must fail.
   "lanes-broken-no-membarrier;-DBROKEN_NO_MEMBARRIER;$cc_safety;-m40000 -w24;assertion violated +!\\((lost_event|lost_wakeup)\\);lanes without the runner's membarrier: an event or a wake-up lost"
+  "lanes-broken-count-first;-DBROKEN_COUNT_FIRST;$cc_safety;-m40000 -w24;assertion violated +!\\(lost_event\\);lanes whose count the runner reads before their BUSY: a stop finishes with an event in a lane"
   "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"
   "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
 )

@@ -28,6 +28,10 @@
  *                           membarrier: must fail (lost wake-up or event)
  *   BROKEN_LETGO_UNDRAINED  a producer lets its lane go without waiting for
  *                           it to drain: must fail per-producer order
+ *   BROKEN_COUNT_FIRST      the runner reads a lane's published count, then
+ *                           its BUSY (the code's order until 2026-11-26):
+ *                           must fail (a stop finishes with an event in a
+ *                           lane)
  *
  * Properties: per-producer order across shared queue, marker and lane
  * (assert on every reduce); at the end nothing accepted is lost, the loop is
@@ -248,23 +252,44 @@ inline takeOne(took) {
     fi
 }
 
+/* spindle_lane_set_looks_runnable, after the caller's membarrier: lane by
+ * lane, BUSY, then the published count, each a load of its own (a producer
+ * moves between them). BROKEN_COUNT_FIRST reads them the other way round. */
+inline lanesRunnable(r) {
+    j = 0;
+    do
+    :: j < NP ->
+        if
+        :: reading[j] ->
+#ifdef BROKEN_COUNT_FIRST
+            n = len(lane[j]);
+            b = busy[j];
+#else
+            b = busy[j];
+            n = len(lane[j]);
+#endif
+            r = (r || b || n > 0);
+            b = false; n = 0
+        :: else
+        fi;
+        j++
+    :: else -> j = 0; break
+    od
+}
+
 inline loadRunnable(r) {
 #ifndef BROKEN_NO_MEMBARRIER
     if :: laneCount() > 0 -> membarrier() :: else fi;
 #endif
     r = (len(queue) > 0);
     r = (r || graceDone);
-    j = 0;
-    do
-    :: j < NP -> r = (r || LANE_RUNNABLE(j)); j++
-    :: else -> j = 0; break
-    od
+    lanesRunnable(r)
 }
 
 
 proctype Runner() {
-    byte p, s, j, what, val;
-    bool r = false, took = false;
+    byte p, s, j, what, val, n;
+    bool r = false, took = false, b = false;
 end:
     do
     :: ready ? _ ->
@@ -274,8 +299,10 @@ end:
         :: graceDone ->
             /* the stop's last slice (the code's order: the slice drains
              * the shared queue, whose markers name every lane, since no
-             * marker can come after the grace period; then the emptiness
-             * check: membarrier, BUSY lanes are work; then the lanes) */
+             * marker can come after the grace period, then the lanes; then
+             * the emptiness check, membarrier and each lane's BUSY and
+             * count (lanesRunnable): work left is another slice, none
+             * finishes the loop) */
             atomic {
                 do
                 :: len(queue) > 0 ->
@@ -288,10 +315,6 @@ end:
                 :: else -> break
                 od
             };
-#ifndef BROKEN_NO_MEMBARRIER
-            membarrier();
-#endif
-            (!(reading[0] && busy[0]) && !(NP > 1 && reading[1] && busy[1]));
             atomic {
                 do
                 :: reading[0] && len(lane[0]) > 0 ->
@@ -299,9 +322,17 @@ end:
                 :: NP > 1 && reading[1] && len(lane[1]) > 0 ->
                     lane[1] ? s; assert(s == nextSeq[1]); nextSeq[1]++; reduced++; consumedBy[1]++; s = 0
                 :: !(reading[0] && len(lane[0]) > 0) && !(NP > 1 && reading[1] && len(lane[1]) > 0) -> break
-                od;
-                sched = FINISHED; took = false
-            }
+                od
+            };
+#ifndef BROKEN_NO_MEMBARRIER
+            membarrier();
+#endif
+            r = (len(queue) > 0);
+            lanesRunnable(r);
+            if
+            :: r -> d_step { sched = SCHEDULED; r = false; took = false; ready ! 0 }
+            :: else -> d_step { sched = FINISHED; took = false }
+            fi
         :: else ->
             /* reclaim: free drained EXITED lanes */
             d_step {
