@@ -14,7 +14,7 @@
 # 3. The broken variants: each must make SPIN report the error it was built
 #    to cause, or this script fails ("the model can fail").
 # Runs go two at a time on two cores: about nine minutes in all (the lanes
-# safety run alone takes that long, 17 GB; the others run beside it).
+# safety run alone takes 7-8 minutes and 15 GB; the others run beside it).
 #
 # Fails (non-zero) if a correct variant has any error or an incomplete
 # search, or a broken variant has none. Installs spin (Debian/Ubuntu: the

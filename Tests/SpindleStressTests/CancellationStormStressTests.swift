@@ -176,7 +176,7 @@ extension StressSuite {
                 #expect(sawCancellation.current <= statistics.lateEventsDiscarded)
                 #expect(statistics.lateEventsDiscarded <= statistics.effectRunsCancelled * form.answersPerRun)
                 #expect(statistics.effectErrors == 0)
-                print("SPINDLE-STRESS storm queue=\(name(of: queue)) form=\(form) ticks \(ticks), runs cancelled \(statistics.effectRunsCancelled), late answers discarded \(statistics.lateEventsDiscarded) (\(sawCancellation.current) made after their run saw the cancellation), answers reduced \(state.answers)")
+                stressLine("SPINDLE-STRESS storm queue=\(name(of: queue)) form=\(form) ticks \(ticks), runs cancelled \(statistics.effectRunsCancelled), late answers discarded \(statistics.lateEventsDiscarded) (\(sawCancellation.current) made after their run saw the cancellation), answers reduced \(state.answers)")
                 reportTotal("storm-ticks", queue: name(of: queue), ticks)
             }
             await baseline.expectReturned()

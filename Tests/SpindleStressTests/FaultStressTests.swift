@@ -304,7 +304,7 @@ extension StressSuite {
                 #expect(checker.reducedPerProducer == all.map(\.accepted))
                 #expect(checker.outOfOrder == 0)
                 #expect(checker.gaps == 0)
-                print("SPINDLE-STRESS slow-reducer policy=\(policy) accepted \(accepted), dropped \(dropped), largest backlog \(backlog) (capacity \(capacity))")
+                stressLine("SPINDLE-STRESS slow-reducer policy=\(policy) accepted \(accepted), dropped \(dropped), largest backlog \(backlog) (capacity \(capacity))")
             }
             await baseline.expectReturned()
         }

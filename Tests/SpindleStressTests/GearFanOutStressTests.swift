@@ -189,7 +189,7 @@ extension StressSuite {
                 let crossed = all.map(\.crossed.current).reduce(0, +)
                 #expect(crossed > 0, "no item crossed the gear")
                 #expect(churns > 0, "no spin was stopped and replaced while items flowed")
-                print("SPINDLE-STRESS fanout queue=mixed \(reducedTotal) items reduced over \(all.count) spins (\(churns) replaced, \(crossed) crossed between spins); producers took \(producedIn)")
+                stressLine("SPINDLE-STRESS fanout queue=mixed \(reducedTotal) items reduced over \(all.count) spins (\(churns) replaced, \(crossed) crossed between spins); producers took \(producedIn)")
             }
             await baseline.expectReturned()
         }

@@ -155,7 +155,7 @@ extension StressSuite {
             let longestMilliseconds = Double(longestWait) / 1e6
             #expect(longestWait <= 1_000_000_000, "an event waited \(longestMilliseconds) ms to be reduced: a lost wake-up")
             reportTotal("idle-wake-events", queue: "lockFree", acceptedTotal)
-            print("SPINDLE-STRESS idle-wake queue=all \(loops) loops, \(waves) waves of \(producers) x \(perWave), longest wait \(String(format: "%.1f", longestMilliseconds)) ms")
+            stressLine("SPINDLE-STRESS idle-wake queue=all \(loops) loops, \(waves) waves of \(producers) x \(perWave), longest wait \(String(format: "%.1f", longestMilliseconds)) ms")
         }
     }
 }

@@ -186,7 +186,7 @@ extension StressSuite {
             for (queue, accepted) in acceptedByQueue.sorted(by: { $0.key < $1.key }) {
                 reportTotal("many-loops-events", queue: queue, accepted)
             }
-            print("SPINDLE-STRESS many-loops queue=all \(loops) loops, \(producers) producers, fates \(LoopFate.allCases.map { fate in fates.filter { $0 == fate }.count })")
+            stressLine("SPINDLE-STRESS many-loops queue=all \(loops) loops, \(producers) producers, fates \(LoopFate.allCases.map { fate in fates.filter { $0 == fate }.count })")
             strong.removeAll()
             for executors in executors.values { try await executors.finish() }
             await baseline.expectReturned()

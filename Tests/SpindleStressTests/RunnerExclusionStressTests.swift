@@ -129,7 +129,7 @@ extension StressSuite {
                 }
                 if kind == .dedicatedThread { #expect(mostThreads == 1) }
                 reportTotal("one-runner-events-\(kind.rawValue)", queue: "mixed", accepted)
-                print("SPINDLE-STRESS one-runner executor=\(kind.rawValue) \(loops) loops, \(accepted) items, most threads one loop ran on \(mostThreads)")
+                stressLine("SPINDLE-STRESS one-runner executor=\(kind.rawValue) \(loops) loops, \(accepted) items, most threads one loop ran on \(mostThreads)")
                 try await executors.finish()
             }
             await baseline.expectReturned()

@@ -115,7 +115,7 @@ extension StressSuite {
                 #expect(postWarmUp > 0)
                 #expect(afterWarmUp.allSatisfy { $0 <= limit },
                         "RSS grew: \(postWarmUp / mib) MiB after warm-up, then up to \((afterWarmUp.max() ?? 0) / mib) MiB (limit \(limit / mib) MiB)")
-                print("SPINDLE-STRESS soak queue=all \(checked) events over \(seconds) s, \(generation + 1) loops; RSS MiB per second: \(samples.map { $0 / mib })")
+                stressLine("SPINDLE-STRESS soak queue=all \(checked) events over \(seconds) s, \(generation + 1) loops; RSS MiB per second: \(samples.map { $0 / mib })")
             }
             await baseline.expectReturned()
         }

@@ -99,7 +99,7 @@ extension StressSuite {
             }
             #expect(threadsBack,
                     "threads: \(ProcessProbe.threadCount()) now, \(baseline.threads) at start, \(threadsAfterWarmUp) after warm-up")
-            print("SPINDLE-STRESS cycles queue=all \(cycles) (stopped \(stoppedCycles), released \(releasedCycles)); threads: start \(baseline.threads), after warm-up \(threadsAfterWarmUp), most \(mostThreads), end \(ProcessProbe.threadCount())")
+            stressLine("SPINDLE-STRESS cycles queue=all \(cycles) (stopped \(stoppedCycles), released \(releasedCycles)); threads: start \(baseline.threads), after warm-up \(threadsAfterWarmUp), most \(mostThreads), end \(ProcessProbe.threadCount())")
         }
     }
 }

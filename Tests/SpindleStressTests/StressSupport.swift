@@ -66,9 +66,14 @@ func reportTotal(_ kind: String, queue: String, _ count: Int, over duration: Dur
         let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
         if seconds > 0 { line += " \(Int(Double(count) / seconds))/s" }
     }
+    stressLine(line)
+}
+
+/// Prints one `SPINDLE-STRESS` line and flushes it at once: if a later test
+/// hangs and CI kills the run, the lines so far are not lost in the buffer
+/// of a pipe.
+func stressLine(_ line: String) {
     print(line)
-    // At once: if a later test hangs and CI kills the run, the lines so far
-    // are not lost in the buffer of a pipe.
     fflush(nil)  // every output stream: `stdout` itself is a C global Swift 6 will not read
 }
 

@@ -84,7 +84,7 @@ extension StressSuite {
                     }
                 }
                 reportTotal("switched-out-searcher-events", queue: "lockFree", producers * perLoop * 2)
-                print("SPINDLE-STRESS switched-out \(holds.current) searchers held, \(pool.rescues) rescues")
+                stressLine("SPINDLE-STRESS switched-out \(holds.current) searchers held, \(pool.rescues) rescues")
             }
             try await pool.shutdown()
             await baseline.expectReturned()

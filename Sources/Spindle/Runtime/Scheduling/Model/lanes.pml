@@ -252,28 +252,23 @@ inline takeOne(took) {
     fi
 }
 
-/* spindle_lane_set_looks_runnable, after the caller's membarrier: lane by
- * lane, BUSY, then the published count, each a load of its own (a producer
- * moves between them). BROKEN_COUNT_FIRST reads them the other way round. */
+/* spindle_lane_set_looks_runnable, after the caller's membarrier (j is 0
+ * on entry; a true r reads nothing, as the code's `&&` does): lane by lane
+ * until one shows work, BUSY, then the
+ * published count, each a load of its own (a producer moves between them;
+ * the runner's own reads and the arithmetic are folded into those two
+ * steps). BROKEN_COUNT_FIRST reads them the other way round. */
 inline lanesRunnable(r) {
-    j = 0;
     do
-    :: j < NP ->
-        if
-        :: reading[j] ->
+    :: d_step { !r && j < NP && !reading[j] -> j++ }
 #ifdef BROKEN_COUNT_FIRST
-            n = len(lane[j]);
-            b = busy[j];
+    :: atomic { !r && j < NP && reading[j] -> n = len(lane[j]) };
+       d_step { r = (n > 0 || busy[j]); n = 0; j++ }
 #else
-            b = busy[j];
-            n = len(lane[j]);
+    :: atomic { !r && j < NP && reading[j] -> b = busy[j] };
+       d_step { r = (b || len(lane[j]) > 0); b = false; j++ }
 #endif
-            r = (r || b || n > 0);
-            b = false; n = 0
-        :: else
-        fi;
-        j++
-    :: else -> j = 0; break
+    :: d_step { r || j >= NP -> j = 0 }; break
     od
 }
 
