@@ -617,6 +617,53 @@ static inline __attribute__((always_inline)) void spindle_lane_publish(spindle_l
     spindle_lane_abort(lane);
 }
 
+// MARK: - Per-producer lanes: the whole emit, inlined into the caller
+
+/// A loop's hot words (`LoopWords.swift` lays them out from these): the
+/// runner's thread token, the scheduling state, `closed`.
+#define SPINDLE_WORDS_RUNNER_TOKEN_OFFSET 0
+#define SPINDLE_WORDS_SCHEDULING_OFFSET 16
+#define SPINDLE_WORDS_CLOSED_OFFSET 17
+/// `SchedulingState.running`: a loop in this state or the next (finished)
+/// needs no wake-up look after an emit; idle and scheduled do.
+#define SPINDLE_SCHEDULING_RUNNING 2
+
+/// Producer, the fast path's first half (`SpinLoop.emit`, compiled into
+/// the caller so that it spills nothing: each store it saves is one more
+/// emit the store buffer holds while a line is on its way from the other
+/// core): when the calling thread has a lane into the loop whose words are
+/// at `words` and is not its runner, starts an emit on it (BUSY, then the
+/// `closed` load) and returns the lane, with the slot to fill in `*slot`.
+/// NULL with nothing changed in every other case (no lane, the runner, a
+/// closed loop, no memory for a block): the caller takes the full path.
+static inline __attribute__((always_inline)) spindle_lane *spindle_lane_fast_reserve(
+    uint64_t loop_id, const void *words, void **slot) {
+    spindle_lane *lane = spindle_lane_current(loop_id);
+    if (lane == NULL) return NULL;
+    const _Atomic uintptr_t *runner =
+        (const _Atomic uintptr_t *)((const char *)words + SPINDLE_WORDS_RUNNER_TOKEN_OFFSET);
+    if (atomic_load_explicit(runner, memory_order_relaxed) == spindle_thread_token()) return NULL;
+    spindle_lane_begin(lane);
+    const _Atomic bool *closed = (const _Atomic bool *)((const char *)words + SPINDLE_WORDS_CLOSED_OFFSET);
+    void *payload = atomic_load_explicit(closed, memory_order_relaxed) ? NULL : spindle_lane_slot(lane);
+    if (payload == NULL) {
+        spindle_lane_abort(lane);
+        return NULL;
+    }
+    *slot = payload;
+    return lane;
+}
+
+/// Producer, the fast path's second half: publishes the slot filled since
+/// `spindle_lane_fast_reserve`, ends the emit, then loads the loop's
+/// scheduling state (as `wake()` does, after the publish): below
+/// `SPINDLE_SCHEDULING_RUNNING` the caller takes the wake-up path.
+static inline __attribute__((always_inline)) uint8_t spindle_lane_fast_publish(spindle_lane *lane, const void *words) {
+    spindle_lane_publish(lane, 1);
+    const _Atomic uint8_t *state = (const _Atomic uint8_t *)((const char *)words + SPINDLE_WORDS_SCHEDULING_OFFSET);
+    return atomic_load_explicit(state, memory_order_seq_cst);
+}
+
 /// Runner: true when a lane holds a published slot the runner has not
 /// taken. A hint (relaxed loads, BUSY not read): for the runner's linger.
 bool spindle_lane_set_has_published_consumer(spindle_lane_set *set);

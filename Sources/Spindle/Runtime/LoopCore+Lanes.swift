@@ -22,12 +22,18 @@ enum Lanes {
     static let nextLoopID = UnsafeAtomic<UInt64>.create(1)
 }
 
-/// A slot on the calling thread's lane, reserved by
-/// `LoopCore.reserveLaneSlot`: fill it, then `publishLaneSlot`.
+/// What `SpinLoop.emit`'s inlined lane fast path needs of its loop, copied
+/// out once at start so that the caller reads plain fields: the loop's
+/// identity in the threads' lane tables, where its hot words are (the C
+/// fast path reads the runner token, the scheduling state and `closed`
+/// there), and whether it is observed. The words live as long as the loop's
+/// core, which the `SpinLoop` holding this keeps.
 @usableFromInline
-struct LaneReservation {
-    @usableFromInline let lane: OpaquePointer
-    @usableFromInline let slot: UnsafeMutableRawPointer
+struct LaneEmitKey: @unchecked Sendable {
+    // @unchecked: `words` points at atomics, read only through C atomics.
+    @usableFromInline let loopID: UInt64
+    @usableFromInline let words: UnsafeRawPointer
+    @usableFromInline let observed: Bool
 }
 
 /// For tests and benchmarks (`@_spi(Tuning) import Spindle`): how many
@@ -44,30 +50,18 @@ struct LaneReservation {
 extension LoopCore {
     // MARK: Producer side
 
-    /// The fast path's first half (`SpinLoop.emit`, inlined into callers):
-    /// when the calling thread has a lane into this loop and is not its
-    /// runner, starts an emit on it and returns the slot to fill. nil, with
-    /// nothing changed, in every other case (no lane, the runner, a closed
-    /// loop, no memory for a block): `emit` then decides.
-    @usableFromInline
-    func reserveLaneSlot() -> LaneReservation? {
-        guard let lane = spindle_lane_current(loopID), !isOnRunner else { return nil }
-        guard beginLaneEmit(lane) else { return nil }
-        guard let slot = spindle_lane_slot(lane) else {
-            spindle_lane_abort(lane)
-            return nil
-        }
-        return LaneReservation(lane: lane, slot: slot)
+    /// The key of `SpinLoop.emit`'s inlined fast path (see
+    /// `spindle_lane_fast_reserve` and `spindle_lane_fast_publish`).
+    var laneEmitKey: LaneEmitKey {
+        LaneEmitKey(loopID: loopID, words: words.address, observed: hub != nil)
     }
 
-    /// The fast path's second half: publishes the filled slot, then wakes
-    /// the loop. True when the loop is observed (the caller then calls
-    /// `acceptedOnLane`).
+    /// The inlined fast path published an event and found the loop idle or
+    /// queued: `wake()` as any emit, and the let-go bookkeeping of a lane
+    /// whose loop idles between its emits.
     @usableFromInline
-    func publishLaneSlot(_ reservation: LaneReservation) -> Bool {
-        spindle_lane_publish(reservation.lane, 1)
-        wakeAfterLaneEmit(reservation.lane)
-        return hub != nil
+    func laneEmitFoundLoopWaiting(_ lane: OpaquePointer) {
+        wakeAfterLaneEmit(lane)
     }
 
     /// An event accepted on a lane, for the observers.
@@ -77,7 +71,7 @@ extension LoopCore {
     }
 
     /// An emit on the calling thread's lane into this loop (the path
-    /// `reserveLaneSlot` declined, and the emitters other than `SpinLoop`);
+    /// `spindle_lane_fast_reserve` declined, and the emitters other than `SpinLoop`);
     /// nil when memory ran out for a new block, and the caller emits through
     /// the shared queue instead.
     @inline(__always)

@@ -316,7 +316,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     /// Accepts `event` for reduction, or says why not. Any thread. (An emit
     /// on the calling thread's lane usually never gets here:
-    /// `SpinLoop.emit` takes `reserveLaneSlot` first.)
+    /// `SpinLoop.emit` takes its inlined lane fast path first.)
     @usableFromInline
     func emit(_ event: Event) -> EmitResult {
         if isOnRunner { return emitOnRunner(event) }

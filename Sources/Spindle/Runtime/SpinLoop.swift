@@ -1,3 +1,7 @@
+// Public: `emit`'s lane fast path is inlined into callers and calls
+// CSpindle's inline functions (`spindle_lane_fast_reserve`, ...) there.
+public import CSpindle
+
 /// A running feedback loop: a lock-free event queue feeding a reducer that
 /// its executor runs (by default the shared ``ReducerPool``), and feedbacks
 /// on that executor or on dispatch queues.
@@ -18,6 +22,8 @@
 /// including concurrently with `stop`.
 public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let core: LoopCore<State, Event>
+    /// What `emit`'s inlined lane fast path reads of the loop.
+    @usableFromInline let laneKey: LaneEmitKey
     /// Why the loop could not start, or nil. A loop that could not start is
     /// stopped from birth: every emit answers ``EmitResult/stopped``, and
     /// ``stop(_:)`` returns at once with nothing reduced.
@@ -34,6 +40,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
             ? Self.startCore(spin, options: options, beforeStart: beforeStart)
             : Self.startPrepared(spin, options: options, beforeStart: beforeStart)
         core = started.core
+        laneKey = started.core.laneEmitKey
         startError = started.error
     }
 
@@ -163,11 +170,18 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @inlinable @discardableResult
     public func emit(_ event: Event) -> EmitResult {
         // The lane fast path (this thread emits into this loop often, see
-        // LANES.md), inlined so that the event's copy is specialized for
-        // `Event` in the caller's module; everything else is `LoopCore.emit`.
-        if let reservation = core.reserveLaneSlot() {
-            reservation.slot.initializeMemory(as: Event.self, to: event)
-            if core.publishLaneSlot(reservation) { core.acceptedOnLane(event) }
+        // LANES.md), inlined whole into the caller: the event's copy is
+        // specialized for `Event` in the caller's module, and no call frame
+        // spills registers on the way (an emit's stores are what it waits
+        // for when the lines it writes are on the other core). Everything
+        // else is `LoopCore.emit`.
+        var slot: UnsafeMutableRawPointer?
+        if let lane = spindle_lane_fast_reserve(laneKey.loopID, laneKey.words, &slot) {
+            slot.unsafelyUnwrapped.initializeMemory(as: Event.self, to: event)
+            if spindle_lane_fast_publish(lane, laneKey.words) < SPINDLE_SCHEDULING_RUNNING {
+                core.laneEmitFoundLoopWaiting(lane)
+            }
+            if laneKey.observed { core.acceptedOnLane(event) }
             return .accepted
         }
         return core.emit(event)

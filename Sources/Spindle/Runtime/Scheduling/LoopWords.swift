@@ -17,10 +17,12 @@ struct LoopWords: @unchecked Sendable {
     // through the atomic views below.
     private let base: UnsafeMutableRawPointer
 
-    private static let runnerTokenOffset = 0      // UInt
+    // The three an emit's inlined fast path reads are CSpindle's, which
+    // reads them too (`spindle_lane_fast_reserve`).
+    private static let runnerTokenOffset = Int(SPINDLE_WORDS_RUNNER_TOKEN_OFFSET)  // UInt
     private static let acceptedCountOffset = 8    // Int
-    private static let schedulingOffset = 16      // SchedulingState (UInt8)
-    private static let closedOffset = 17          // Bool
+    private static let schedulingOffset = Int(SPINDLE_WORDS_SCHEDULING_OFFSET)     // SchedulingState (UInt8)
+    private static let closedOffset = Int(SPINDLE_WORDS_CLOSED_OFFSET)             // Bool
     private static let stopRequestOffset = 18     // StopRequest (UInt8)
     private static let graceDoneOffset = 19       // Bool
     private static let observersCreatedOffset = 20 // Bool
@@ -52,7 +54,15 @@ struct LoopWords: @unchecked Sendable {
         (base + Self.observersCreatedOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
         task = spindle_task_init(base + Self.wordsSize, nil)
+        assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
+               && SchedulingState.finished.rawValue > SPINDLE_SCHEDULING_RUNNING,
+               "the C fast path's reading of SchedulingState")
     }
+
+    /// Where the words are, for the inlined emit's C fast path
+    /// (`spindle_lane_fast_reserve`), which reads the runner token, the
+    /// scheduling state and `closed` at the offsets above.
+    var address: UnsafeRawPointer { UnsafeRawPointer(base) }
 
     /// Ends the task and frees the words. Called once, by the owning loop's
     /// deinit.

@@ -19,7 +19,7 @@ internal import CSpindle
 /// `@unchecked Sendable`: a non-final class cannot be checked. Every stored
 /// property here is immutable or an atomic; `LoopCore` labels its own.
 // `@usableFromInline`: `SpinLoop.emit`'s lane fast path is inlined into
-// callers (see `LoopCore.reserveLaneSlot`), and reaches its `LoopCore`.
+// callers (see `SpinLoop.emit`), and reaches its `LoopCore`.
 @usableFromInline
 class ScheduledLoop: @unchecked Sendable {
     /// The loop's hot atomics, on one cache line (see `LoopWords`).
