@@ -147,6 +147,83 @@ extension StressSuite {
             #expect(lanesFreed, "lanes left behind: \(spindle_live_lanes() - lanesLive)")
         }
 
+        /// Closed loops over lanes (LANES.md; `ScheduledLoop.waitForNextEvent`):
+        /// each thread emits into its own loop, waits until the event is
+        /// reduced, and emits again, now at once (the runner, waiting for
+        /// the next event before its idle transition, takes it without
+        /// going idle), now after a spin of about the wait's length (taken
+        /// by the wait or just missed), now after a sleep (the wait sees
+        /// nothing and backs off). Midway a stop lands while the threads
+        /// still emit, often while a runner waits. Checked: conservation
+        /// (accepted = reduced + discarded), each thread's order, every stop
+        /// returns, and every lane freed.
+        @Test("closed loops over lanes, on the pool and on dedicated threads: the runner's wait before idling loses nothing",
+              .timeLimit(.minutes(5)), arguments: [ExecutorKind.sharedPool, .dedicatedThread])
+        func closedLoopsOverLanes(executor: ExecutorKind) async {
+            let baseline = await LiveBaseline.settle()
+            let lanesLive = spindle_live_lanes()
+            let savedStreak = LaneTuning.streak
+            LaneTuning.streak = 1
+            defer { LaneTuning.streak = savedStreak }
+            let producers = 2
+            let rounds = max(10, StressScale.rounds)
+            let roundTrips = 400
+            do {
+                for round in 0..<rounds {
+                    let checkers = (0..<producers).map { _ in OrderChecker(producers: 1) }
+                    let options = SpinOptions(executor: executor == .dedicatedThread ? .dedicatedThread : .sharedPool)
+                    let loops = checkers.map { Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start(options: options) }
+                    let accepted = (0..<producers).map { _ in Counter() }
+                    let stoppedAt = (0..<producers).map { _ in Counter() }
+                    async let producing: Bool = onThreads(producers, within: 240) { producer in
+                        var random = SplitMix64(seed: UInt64(round * 31 + producer + 5))
+                        let loop = loops[producer], checker = checkers[producer]
+                        var sequence = 0
+                        while true {
+                            let result = loop.emit(Stamped(producer: 0, sequence: sequence))
+                            guard result == .accepted else {
+                                stoppedAt[producer].add(1)
+                                break
+                            }
+                            accepted[producer].add()
+                            sequence += 1
+                            // Until reduced, or the stop has thrown it away.
+                            while checker.progress.current < sequence, !loop.isStopped { sched_yield() }
+                            switch random.next() % 8 {
+                            case 0: usleep(UInt32(20 + random.next() % 200))
+                            case 1, 2:
+                                let until = DispatchTime.now().uptimeNanoseconds + 500 + random.next() % 3_000
+                                while DispatchTime.now().uptimeNanoseconds < until {}
+                            default: break
+                            }
+                        }
+                    }
+                    // Stop while the threads still emit.
+                    _ = await eventually(within: 60) { checkers.allSatisfy { $0.progress.current >= roundTrips } }
+                    var reports: [StopReport] = []
+                    for (index, loop) in loops.enumerated() {
+                        reports.append(await loop.stop(index % 2 == 0 ? .drain : .discardPending))
+                    }
+                    let finished = await producing
+                    #expect(finished, "round \(round): producers did not finish: a hang")
+                    for index in 0..<producers {
+                        #expect(stoppedAt[index].current == 1, "round \(round), loop \(index): the thread never saw the stop")
+                        #expect(reports[index].reduced + reports[index].discarded == accepted[index].current,
+                                "round \(round), loop \(index): accepted \(accepted[index].current), \(reports[index])")
+                        #expect(reports[index].reduced == checkers[index].reduced)
+                        #expect(checkers[index].outOfOrder == 0 && checkers[index].gaps == 0,
+                                "round \(round), loop \(index): \(checkers[index].outOfOrder) out of order, \(checkers[index].gaps) gaps")
+                    }
+                    if round == rounds - 1 {
+                        reportTotal("closed-lane-round-trips", queue: "lockFree", accepted.map(\.current).reduce(0, +))
+                    }
+                }
+            }
+            await baseline.expectReturned()
+            let lanesFreed = await eventually { spindle_live_lanes() <= lanesLive }
+            #expect(lanesFreed, "lanes left behind: \(spindle_live_lanes() - lanesLive)")
+        }
+
         /// A lane's events are reduced a run at a time (one call to the
         /// reducer's specialized loop) unless someone needs the states in
         /// between. A `states` subscription made on the lane's thread before

@@ -297,6 +297,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     override func runSlice(budget: Int) -> SliceOutcome { slice(budget: budget) }
     override func hasVisibleWork() -> Bool { visibleWork }
     override func runnerSeesWork() -> Bool { runnerWork }
+    override func idleCostsFence() -> Bool { laneSet.map { spindle_lane_set_count_consumer($0) > 0 } ?? false }
     override func requestStopForShutdown() { requestStop(.drain) }
     override func gracePeriodEnded() { graceEnded() }
 

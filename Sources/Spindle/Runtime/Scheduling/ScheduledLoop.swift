@@ -41,6 +41,16 @@ class ScheduledLoop: @unchecked Sendable {
     /// (one at a time; the state CAS orders consecutive runners), which is
     /// why this one stored property is `nonisolated(unsafe)`.
     nonisolated(unsafe) private var formationPauses = 8
+    /// The idle wait's backoff (see `waitForNextEvent`): idle transitions
+    /// to go before the next wait, and how many waits in a row saw nothing.
+    /// Runner only, as `formationPauses`.
+    nonisolated(unsafe) private var idleWaitSkips = 0
+    nonisolated(unsafe) private var idleWaitMisses = 0
+    /// How long a runner waits for a loop's next event before an idle
+    /// transition that costs a fence (`waitForNextEvent`): about what the
+    /// fence costs, and several closed-loop round trips (a producer that
+    /// sees the state and emits again takes 0.2–0.5 µs).
+    static let idleWaitNanoseconds: UInt64 = 2_000
 
     /// Pool membership (see `PoolCore.register`): the loop's links in its
     /// pool's list of live loops. protected by the pool's registry lock: read
@@ -83,6 +93,11 @@ class ScheduledLoop: @unchecked Sendable {
     /// Whether the runner, still inside its scheduling, sees more work
     /// (includes runner-only queues). Runner only.
     func runnerSeesWork() -> Bool { fatalError("subclass") }
+
+    /// Whether the loop's idle transition costs its runner a fence: the
+    /// re-check after the idle store calls membarrier when producers emit
+    /// on lanes (LANES.md). Runner only.
+    func idleCostsFence() -> Bool { false }
 
     /// The most events a slice may reduce before yielding its thread.
     var budget: Int { fatalError("subclass") }
@@ -131,9 +146,11 @@ class ScheduledLoop: @unchecked Sendable {
     /// `scheduled` or `finished`. Called by the executor that popped it.
     ///
     /// - Parameter linger: true when the runner may keep the loop a little
-    ///   longer: no other loop is waiting for this thread. Asked only after
-    ///   a slice that reduced more than one event (a loop whose events come
-    ///   one at a time gains nothing from waiting).
+    ///   longer: no other loop is waiting for this thread. Asked after a
+    ///   slice that reduced more than one event, and after one that reduced
+    ///   one when going idle would cost a fence (`waitForNextEvent`); a
+    ///   loop whose events come one at a time otherwise gains nothing from
+    ///   waiting.
     /// - Parameter beforeIdle: called once the slice drained the loop, just
     ///   before the loop's idle store (a pool thread counts itself as
     ///   searching there: see `PoolCore.runThread`). Runs no user code.
@@ -144,20 +161,25 @@ class ScheduledLoop: @unchecked Sendable {
         precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
         runnerToken.store(currentThreadToken(), ordering: .relaxed)
         var outcome = runSlice(budget: budget)
-        while case .drained(let reduced) = outcome, reduced > 1, linger() {
-            // A small batch means the runner keeps up with its producers:
-            // taking the next one at once would bounce the queue's cache
-            // lines between cores for every event or two. Wait without
-            // touching shared memory so that a batch can form (the wait
-            // doubles while batches stay small, halves when they are large,
-            // and resets after the queue ran dry), then look once more.
-            if reduced < 32 {
-                formationPauses = Swift.min(formationPauses &* 2, 256)
-            } else if reduced > 256 {
-                formationPauses = Swift.max(formationPauses / 2, 16)
+        while case .drained(let reduced) = outcome {
+            if reduced > 1 {
+                guard linger() else { break }
+                // A small batch means the runner keeps up with its producers:
+                // taking the next one at once would bounce the queue's cache
+                // lines between cores for every event or two. Wait without
+                // touching shared memory so that a batch can form (the wait
+                // doubles while batches stay small, halves when they are large,
+                // and resets after the queue ran dry), then look once more.
+                if reduced < 32 {
+                    formationPauses = Swift.min(formationPauses &* 2, 256)
+                } else if reduced > 256 {
+                    formationPauses = Swift.max(formationPauses / 2, 16)
+                }
+                for _ in 0..<formationPauses { spindle_cpu_relax() }
+                guard runnerSeesWork() else { break }
+            } else {
+                guard reduced == 1, waitForNextEvent(linger: linger) else { break }
             }
-            for _ in 0..<formationPauses { spindle_cpu_relax() }
-            guard runnerSeesWork() else { break }
             outcome = runSlice(budget: budget)
         }
         runnerToken.store(0, ordering: .relaxed)
@@ -188,6 +210,42 @@ class ScheduledLoop: @unchecked Sendable {
             }
             return .idle
         }
+    }
+
+    /// After a slice that reduced one event, before the idle transition:
+    /// when that transition costs a fence (`idleCostsFence`; a membarrier
+    /// interrupts every core running the process, 1–10 µs on a VM) and
+    /// `linger` allows, polls for the loop's next event for up to
+    /// `idleWaitNanoseconds`. A closed loop over a lane (emit, see the
+    /// state, emit again) then never goes idle: without the wait each of
+    /// its events paid the fence, and its producer, whose emits landed
+    /// while the runner was still on its way to idle, never saw the loop
+    /// idle and so kept its lane (a round trip of ~5 µs against ~0.4 µs).
+    /// A wait that sees nothing backs off: the next 2, 4, … 64 such
+    /// transitions go without one, so a loop fed one event at a time but
+    /// seldom (`latency-100k`: every 10 µs) pays at most 2 µs in 64 events.
+    /// True when the runner sees work. Runner only.
+    private func waitForNextEvent(linger: () -> Bool) -> Bool {
+        if idleWaitSkips > 0 {
+            idleWaitSkips -= 1
+            return false
+        }
+        guard idleCostsFence(), linger() else { return false }
+        let start = spindle_monotonic_ns()
+        var polls = 0
+        while true {
+            if runnerSeesWork() {
+                idleWaitMisses = 0
+                return true
+            }
+            spindle_cpu_relax()
+            // The clock only every 16 polls: reading it costs more than a poll.
+            polls &+= 1
+            if polls & 15 == 0, spindle_monotonic_ns() &- start >= Self.idleWaitNanoseconds { break }
+        }
+        idleWaitMisses = Swift.min(idleWaitMisses + 1, 6)
+        idleWaitSkips = 1 << idleWaitMisses
+        return false
     }
 
     /// True when the calling thread is running a slice of this loop.
