@@ -45,6 +45,16 @@ struct ProducerCursors: Sendable {
 /// Checked after each run: emit accepted all N, the loop reduced exactly
 /// the accepted events, and each producer's events arrived in order.
 enum ReduceScenario {
+    /// N for every reduce scenario: 20,000,000 since 2026-11-26 (2,000,000
+    /// before). At 350–750 M/s a run of 2,000,000 events lasts 3–6 ms, and
+    /// what every run pays once (a new producer thread placed by the
+    /// kernel, the lane's first blocks, the stop) weighed on it: in one slow
+    /// phase `reduce-batch` measured 154 M/s at 2,000,000 events and 250 M/s
+    /// at 20,000,000, while `reduce-1p` (76 and 75 M/s) and the baseline did
+    /// not move. The scenarios compare against each other, so all take the
+    /// same N.
+    static let defaultEvents = 20_000_000
+
     static func make(producers: Int) -> Scenario {
         precondition((1...ProducerCursors.maxProducers).contains(producers))
         return Scenario(
@@ -56,7 +66,7 @@ enum ReduceScenario {
                 opens → all reduced (producers done, then stop() drains). Per-producer order \
                 and reduced == accepted are checked in the reducer's state.
                 """,
-            defaultEvents: 2_000_000,
+            defaultEvents: defaultEvents,
             quickEvents: 200_000,
             // reduce-1p also on the two executors side by side (both with
             // the default queue): the pool's cost against a thread of its own.
@@ -77,7 +87,7 @@ enum ReduceScenario {
                 N events, trivial reducer. The same clock and checks (per-producer order, \
                 reduced == accepted) as reduce-1p, which it is read against.
                 """,
-            defaultEvents: 2_000_000,
+            defaultEvents: defaultEvents,
             quickEvents: 200_000,
             engines: Engine.queues + [.pool, .dedicated],
             measure: { run in try await measure(run, producers: 1, observer: nil, batch: batchSize) })
@@ -98,7 +108,7 @@ enum ReduceScenario {
                 (observesEachEvent false, like MetricsObserver): what the observer hook costs \
                 when present. The observer's total must equal N.
                 """,
-            defaultEvents: 2_000_000,
+            defaultEvents: defaultEvents,
             quickEvents: 200_000,
             measure: { run in try await measure(run, producers: 1, observer: BatchCounter()) })
     }
