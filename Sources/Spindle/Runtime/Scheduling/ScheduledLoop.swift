@@ -216,7 +216,8 @@ class ScheduledLoop: @unchecked Sendable {
     /// when that transition costs a fence (`idleCostsFence`; a membarrier
     /// interrupts every core running the process, 1–10 µs on a VM) and
     /// `linger` allows, polls for the loop's next event for up to
-    /// `idleWaitNanoseconds`. A closed loop over a lane (emit, see the
+    /// `idleWaitNanoseconds`, or until another loop is queued for the
+    /// thread. A closed loop over a lane (emit, see the
     /// state, emit again) then never goes idle: without the wait each of
     /// its events paid the fence, and its producer, whose emits landed
     /// while the runner was still on its way to idle, never saw the loop
@@ -239,9 +240,11 @@ class ScheduledLoop: @unchecked Sendable {
                 return true
             }
             spindle_cpu_relax()
-            // The clock only every 16 polls: reading it costs more than a poll.
+            // The clock and `linger` (another loop queued for this thread
+            // ends the wait: it goes first, and this one pays its fence)
+            // only every 16 polls: each costs more than a poll.
             polls &+= 1
-            if polls & 15 == 0, spindle_monotonic_ns() &- start >= Self.idleWaitNanoseconds { break }
+            if polls & 15 == 0, spindle_monotonic_ns() &- start >= Self.idleWaitNanoseconds || !linger() { break }
         }
         idleWaitMisses = Swift.min(idleWaitMisses + 1, 6)
         idleWaitSkips = 1 << idleWaitMisses
