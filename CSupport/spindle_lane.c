@@ -472,7 +472,7 @@ bool spindle_lane_set_looks_runnable(spindle_lane_set *set, bool fence) {
         // below. The other order loses an event: the count read before the
         // emit publishes, BUSY after it ends, and a stop's last slice
         // finishes with the event in the lane (lanes.pml,
-        // BROKEN_COUNT_FIRST; seen once in the stress suite).
+        // BROKEN_COUNT_FIRST).
         bool busy = (atomic_load_explicit(&lane->producer.busy, memory_order_acquire) & 1) != 0;
         uint64_t word = atomic_load_explicit(&lane->word, memory_order_acquire);
         runnable = busy

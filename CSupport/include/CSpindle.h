@@ -628,6 +628,23 @@ static inline __attribute__((always_inline)) void spindle_lane_publish(spindle_l
 /// needs no wake-up look after an emit; idle and scheduled do.
 #define SPINDLE_SCHEDULING_RUNNING 2
 
+/// Producer: starts an emit on `lane` (its BUSY store), then reads the
+/// `closed` word of the loop whose words are at `words`: false, with the
+/// emit ended, when the loop is closed. The load may pass the BUSY store
+/// (a plain store); a stop's last slice calls membarrier before it reads
+/// BUSY, so either it sees this emit under way, or this load sees `closed`
+/// (LANES.md, "v2, as built"). Every lane emit starts here.
+static inline __attribute__((always_inline)) bool spindle_lane_begin_unless_closed(
+    spindle_lane *lane, const void *words) {
+    spindle_lane_begin(lane);
+    const _Atomic bool *closed = (const _Atomic bool *)((const char *)words + SPINDLE_WORDS_CLOSED_OFFSET);
+    if (atomic_load_explicit(closed, memory_order_relaxed)) {
+        spindle_lane_abort(lane);
+        return false;
+    }
+    return true;
+}
+
 /// Producer, the fast path's first half (`SpinLoop.emit`, compiled into
 /// the caller so that it spills nothing: each store it saves is one more
 /// emit the store buffer holds while a line is on its way from the other
@@ -643,9 +660,8 @@ static inline __attribute__((always_inline)) spindle_lane *spindle_lane_fast_res
     const _Atomic uintptr_t *runner =
         (const _Atomic uintptr_t *)((const char *)words + SPINDLE_WORDS_RUNNER_TOKEN_OFFSET);
     if (atomic_load_explicit(runner, memory_order_relaxed) == spindle_thread_token()) return NULL;
-    spindle_lane_begin(lane);
-    const _Atomic bool *closed = (const _Atomic bool *)((const char *)words + SPINDLE_WORDS_CLOSED_OFFSET);
-    void *payload = atomic_load_explicit(closed, memory_order_relaxed) ? NULL : spindle_lane_slot(lane);
+    if (!spindle_lane_begin_unless_closed(lane, words)) return NULL;
+    void *payload = spindle_lane_slot(lane);
     if (payload == NULL) {
         spindle_lane_abort(lane);
         return NULL;

@@ -45,13 +45,10 @@ struct ProducerCursors: Sendable {
 /// Checked after each run: emit accepted all N, the loop reduced exactly
 /// the accepted events, and each producer's events arrived in order.
 enum ReduceScenario {
-    /// N for every reduce scenario: 20,000,000 since 2026-11-26 (2,000,000
-    /// before). At 350–750 M/s a run of 2,000,000 events lasts 3–6 ms, and
-    /// what every run pays once (a new producer thread placed by the
-    /// kernel, the lane's first blocks, the stop) weighed on it: in one slow
-    /// phase `reduce-batch` measured 154 M/s at 2,000,000 events and 250 M/s
-    /// at 20,000,000, while `reduce-1p` (76 and 75 M/s) and the baseline did
-    /// not move. The scenarios compare against each other, so all take the
+    /// N for every reduce scenario: large enough that what each run pays
+    /// once (a new producer thread placed by the kernel, the lane's first
+    /// blocks, the stop) stays small beside the events at the engines'
+    /// rates. The scenarios are read against each other, so all take the
     /// same N.
     static let defaultEvents = 20_000_000
 

@@ -56,14 +56,6 @@ extension LoopCore {
         LaneEmitKey(loopID: loopID, words: words.address, observed: hub != nil)
     }
 
-    /// The inlined fast path published an event and found the loop idle or
-    /// queued: `wake()` as any emit, and the let-go bookkeeping of a lane
-    /// whose loop idles between its emits.
-    @usableFromInline
-    func laneEmitFoundLoopWaiting(_ lane: OpaquePointer) {
-        wakeAfterLaneEmit(lane)
-    }
-
     /// An event accepted on a lane, for the observers.
     @usableFromInline
     func acceptedOnLane(_ event: Event) {
@@ -88,11 +80,14 @@ extension LoopCore {
         return .accepted
     }
 
-    // After a publish on `lane`: schedules the loop if it was idle. This may
-    // read the scheduling state before the publish is visible: the runner's
-    // re-check counts BUSY lanes after a membarrier (LANES.md).
-    @inline(__always)
-    private func wakeAfterLaneEmit(_ lane: OpaquePointer) {
+    /// After a publish on `lane`: schedules the loop if it was idle, and
+    /// the let-go bookkeeping of a lane whose loop idles between its emits.
+    /// This may read the scheduling state before the publish is visible:
+    /// the runner's re-check counts BUSY lanes after a membarrier
+    /// (LANES.md). `SpinLoop.emit`'s inlined fast path calls it when its
+    /// publish found the loop idle or queued.
+    @usableFromInline
+    func wakeAfterLaneEmit(_ lane: OpaquePointer) {
         // A loop that idles between this thread's emits (each idle
         // transition costs its runner a membarrier) goes back to the shared
         // queue once the lane's events are reduced.
@@ -123,19 +118,11 @@ extension LoopCore {
         return EmitBatchResult(accepted: written, dropped: 0, stopped: 0)
     }
 
-    // Starts an emit on a lane (its BUSY store), then reads `closed`: false,
-    // with the emit ended, when the loop is closed. The load may pass the
-    // BUSY store (it is a plain store); a stop's last slice calls
-    // membarrier before it reads BUSY, so either it sees this emit under
-    // way and waits, or this load sees `closed` (LANES.md, "v2, as built").
+    // Starts an emit on a lane, unless the loop is closed (false, the emit
+    // ended): the step every lane emit starts with (CSpindle.h).
     @inline(__always)
     private func beginLaneEmit(_ lane: OpaquePointer) -> Bool {
-        spindle_lane_begin(lane)
-        if closed.load(ordering: .relaxed) {
-            spindle_lane_abort(lane)
-            return false
-        }
-        return true
+        spindle_lane_begin_unless_closed(lane, words.address)
     }
 
     /// Opens a lane for the calling thread, whose last emit (through the

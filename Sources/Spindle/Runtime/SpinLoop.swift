@@ -179,7 +179,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         if let lane = spindle_lane_fast_reserve(laneKey.loopID, laneKey.words, &slot) {
             slot.unsafelyUnwrapped.initializeMemory(as: Event.self, to: event)
             if spindle_lane_fast_publish(lane, laneKey.words) < SPINDLE_SCHEDULING_RUNNING {
-                core.laneEmitFoundLoopWaiting(lane)
+                core.wakeAfterLaneEmit(lane)
             }
             if laneKey.observed { core.acceptedOnLane(event) }
             return .accepted

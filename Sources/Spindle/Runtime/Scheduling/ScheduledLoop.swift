@@ -48,8 +48,7 @@ class ScheduledLoop: @unchecked Sendable {
     nonisolated(unsafe) private var idleWaitMisses = 0
     /// How long a runner waits for a loop's next event before an idle
     /// transition that costs a fence (`waitForNextEvent`): about what the
-    /// fence costs, and several closed-loop round trips (a producer that
-    /// sees the state and emits again takes 0.2–0.5 µs).
+    /// fence costs, and several closed-loop round trips between cores.
     static let idleWaitNanoseconds: UInt64 = 2_000
 
     /// Pool membership (see `PoolCore.register`): the loop's links in its
@@ -214,17 +213,16 @@ class ScheduledLoop: @unchecked Sendable {
 
     /// After a slice that reduced one event, before the idle transition:
     /// when that transition costs a fence (`idleCostsFence`; a membarrier
-    /// interrupts every core running the process, 1–10 µs on a VM) and
+    /// interrupts every core running the process) and
     /// `linger` allows, polls for the loop's next event for up to
     /// `idleWaitNanoseconds`, or until another loop is queued for the
     /// thread. A closed loop over a lane (emit, see the
     /// state, emit again) then never goes idle: without the wait each of
     /// its events paid the fence, and its producer, whose emits landed
     /// while the runner was still on its way to idle, never saw the loop
-    /// idle and so kept its lane (a round trip of ~5 µs against ~0.4 µs).
-    /// A wait that sees nothing backs off: the next 2, 4, … 64 such
-    /// transitions go without one, so a loop fed one event at a time but
-    /// seldom (`latency-100k`: every 10 µs) pays at most 2 µs in 64 events.
+    /// idle and so kept its lane. A wait that sees nothing backs off: the
+    /// next 2, 4, … 64 such transitions go without one, so a loop fed one
+    /// event at a time but seldom pays at most one wait per 64 events.
     /// True when the runner sees work. Runner only.
     private func waitForNextEvent(linger: () -> Bool) -> Bool {
         if idleWaitSkips > 0 {

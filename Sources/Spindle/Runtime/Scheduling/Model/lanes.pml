@@ -29,7 +29,7 @@
  *   BROKEN_LETGO_UNDRAINED  a producer lets its lane go without waiting for
  *                           it to drain: must fail per-producer order
  *   BROKEN_COUNT_FIRST      the runner reads a lane's published count, then
- *                           its BUSY (the code's order until 2026-11-26):
+ *                           its BUSY (an order the code once had):
  *                           must fail (a stop finishes with an event in a
  *                           lane)
  *
