@@ -49,7 +49,7 @@ struct spindle_lane {
     // Rarely touched, so they share the word's line: the loop (immutable),
     // and the producer's count of emits that found the loop idle.
     uint64_t loop_id;
-    uint64_t idle_window_start;             // producer only: tail_count when idle_hits began
+    uint64_t idle_window_start;             // producer only: its published count when idle_hits began
     uint32_t idle_hits;                     // producer only: emits that found the loop idle, in the window
     struct rcu_head rcu;                    // a deferred free (spindle_lane_destroy_deferred)
     // Drained blocks on their way back to the producer: the runner gathers
@@ -199,7 +199,7 @@ void spindle_lanes_heavy_fence(void) {
 
 // spindle_lane_begin, _slot, _publish and _abort are inline (CSpindle.h).
 
-void *spindle_lane_slot_in_next_block(spindle_lane *lane) {
+void *spindle_lane_slot_in_next_block(spindle_lane *lane, size_t reserved) {
     struct spindle_lane_producer *producer = &lane->producer;
     if (producer->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
         producer->free_chain = atomic_exchange_explicit(&lane->handed, NULL, memory_order_acquire);
@@ -217,19 +217,25 @@ void *spindle_lane_slot_in_next_block(spindle_lane *lane) {
     atomic_store_explicit(&producer->tail_block->next, next, memory_order_relaxed);
     producer->tail_block = next;
     producer->tail_capacity = next->capacity;
-    producer->tail_index = 1;
+    producer->block_base = spindle_lane_published_producer(lane) + reserved;
     return slot_address(producer->payload_offset, producer->stride, next, 0);
 }
 
-void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count) {
+void *spindle_lane_slots(spindle_lane *lane, size_t reserved, size_t max, size_t *count) {
+    struct spindle_lane_producer *producer = &lane->producer;
     *count = 0;
     if (max == 0) return NULL;
-    void *first = spindle_lane_slot(lane);  // links a block when the current one is full
-    if (first == NULL) return NULL;
-    size_t room = lane->producer.tail_block->capacity - lane->producer.tail_index + 1;  // the slot just taken, and the rest
-    size_t run = room < max ? room : max;
-    lane->producer.tail_index += (uint32_t)(run - 1);
-    *count = run;
+    uint64_t index = spindle_lane_published_producer(lane) + reserved - producer->block_base;
+    void *first;
+    if (index == producer->tail_capacity) {
+        first = spindle_lane_slot_in_next_block(lane, reserved);
+        if (first == NULL) return NULL;
+        index = 0;
+    } else {
+        first = slot_address(producer->payload_offset, producer->stride, producer->tail_block, (uint32_t)index);
+    }
+    size_t room = producer->tail_capacity - index;
+    *count = room < max ? room : max;
     return first;
 }
 
@@ -345,7 +351,7 @@ spindle_lane *spindle_lane_lookup(uint64_t loop_id, uint32_t streak_to_open, boo
                 }
                 // A window with no idle emit since: the loop is busy again,
                 // and the lane serves it. Back to the fast path.
-                if (entry->lane->producer.tail_count - entry->lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
+                if (spindle_lane_published_producer(entry->lane) - entry->lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
                     entry->let_go_pending = false;
                 }
             }
@@ -517,12 +523,13 @@ bool spindle_lane_reclaim_consumer(spindle_lane *lane) {
 }
 
 bool spindle_lane_drained(spindle_lane *lane) {
-    return atomic_load_explicit(&lane->consumed, memory_order_acquire) == lane->producer.tail_count;
+    return atomic_load_explicit(&lane->consumed, memory_order_acquire) == spindle_lane_published_producer(lane);
 }
 
 void spindle_lane_note_idle(uint64_t loop_id, spindle_lane *lane) {
-    if (lane->producer.tail_count - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
-        lane->idle_window_start = lane->producer.tail_count;
+    uint64_t published = spindle_lane_published_producer(lane);
+    if (published - lane->idle_window_start > SPINDLE_LANE_IDLE_WINDOW) {
+        lane->idle_window_start = published;
         lane->idle_hits = 0;
     }
     if (lane->idle_hits < SPINDLE_LANE_IDLE_HITS) lane->idle_hits++;

@@ -417,14 +417,17 @@ long spindle_lanes_created(void);
 
 /// Producer, between begin and publish: links the next block (one the
 /// runner handed back, or a new one, twice the last new one's size) and
-/// returns its first slot; `spindle_lane_slot` calls it when the current
+/// returns its first slot, the emit having taken `reserved` slots before it;
+/// `spindle_lane_slot` and `spindle_lane_slots` call it when the current
 /// block is full. NULL on exhaustion.
-void *spindle_lane_slot_in_next_block(spindle_lane *lane);
-/// Producer, between begin and publish: up to `max` next slots that lie
-/// next to each other (`round_up(payload_size, payload_align)` apart), the
-/// first's address returned and their number in `*count` (0 and NULL on
-/// exhaustion or when `max` is 0). Call again for the rest of a batch.
-void *spindle_lane_slots(spindle_lane *lane, size_t max, size_t *count);
+void *spindle_lane_slot_in_next_block(spindle_lane *lane, size_t reserved);
+/// Producer, between begin and publish, after `reserved` slots taken by
+/// this emit (a batch): up to `max` next slots that lie next to each other
+/// (`round_up(payload_size, payload_align)` apart), the first's address
+/// returned and their number in `*count` (0 and NULL on exhaustion or when
+/// `max` is 0). Call again for the rest of a batch, with `reserved` grown by
+/// `*count`.
+void *spindle_lane_slots(spindle_lane *lane, size_t reserved, size_t max, size_t *count);
 /// Producer: lets go of a lane it will not use again (EXITED), freeing it
 /// when the loop is gone (as at thread exit).
 void spindle_lane_let_go(spindle_lane *lane);
@@ -519,9 +522,12 @@ struct spindle_lane_producer {
     /// plain stores (the runner reads it only after a membarrier, see
     /// `spindle_lane_begin`), at idle re-checks and at stop, never per event.
     _Atomic uint64_t busy;
-    uint64_t tail_count;                    // slots published
+    /// The published count at `tail_block`'s first slot. The next slot's
+    /// index in the block is the published count (read back from the lane
+    /// word, which only the producer's publishes change while it emits)
+    /// minus this: an emit stores no cursor of its own.
+    uint64_t block_base;
     struct spindle_lane_block *tail_block;
-    uint32_t tail_index;                    // the next slot in tail_block
     uint32_t tail_capacity;                 // tail_block's capacity (a copy, on this line)
     uint32_t next_capacity;                 // the next new block's slots
     uint32_t payload_offset;                // the first slot's offset in a block
@@ -593,15 +599,24 @@ static inline __attribute__((always_inline)) void spindle_lane_abort(spindle_lan
     atomic_store_explicit(&producer->busy, generation + 1, memory_order_release);
 }
 
-/// Producer, between begin and publish: the next slot's payload area,
-/// uninitialized (linking a block when the current one is full). NULL on
-/// exhaustion: publish what was written (or abort when nothing was).
+/// Producer: the count of slots it published, read back from the lane word
+/// (relaxed: only the producer's own publishes change the count, and the
+/// flags are never set while an emit is under way).
+static inline __attribute__((always_inline)) uint64_t spindle_lane_published_producer(spindle_lane *lane) {
+    const _Atomic uint64_t *word = (const _Atomic uint64_t *)((const char *)lane + SPINDLE_LANE_WORD_OFFSET);
+    return atomic_load_explicit(word, memory_order_relaxed) & SPINDLE_LANE_COUNT_MASK;
+}
+
+/// Producer, between begin and publish, for an emit of one event: its
+/// slot's payload area, uninitialized (linking a block when the current one
+/// is full). A batch takes its slots with `spindle_lane_slots`. NULL on
+/// exhaustion: abort. Stores nothing unless it links a block.
 static inline __attribute__((always_inline)) void *spindle_lane_slot(spindle_lane *lane) {
     struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
-    if (__builtin_expect(producer->tail_index == producer->tail_capacity, 0))
-        return spindle_lane_slot_in_next_block(lane);
-    return (char *)producer->tail_block + producer->payload_offset
-        + (size_t)producer->tail_index++ * producer->stride;
+    uint64_t index = spindle_lane_published_producer(lane) - producer->block_base;
+    if (__builtin_expect(index == producer->tail_capacity, 0))
+        return spindle_lane_slot_in_next_block(lane, 0);
+    return (char *)producer->tail_block + producer->payload_offset + (size_t)index * producer->stride;
 }
 
 /// Producer: publishes the `count` slots taken since begin (a release store
@@ -610,10 +625,8 @@ static inline __attribute__((always_inline)) void spindle_lane_publish(spindle_l
     // The count first (release: the payloads happen-before the runner's
     // acquire load), then the end of the emit (release: the count
     // happens-before a runner that sees BUSY clear).
-    struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
-    producer->tail_count += count;
     _Atomic uint64_t *word = (_Atomic uint64_t *)((char *)lane + SPINDLE_LANE_WORD_OFFSET);
-    atomic_store_explicit(word, producer->tail_count, memory_order_release);
+    atomic_store_explicit(word, spindle_lane_published_producer(lane) + count, memory_order_release);
     spindle_lane_abort(lane);
 }
 

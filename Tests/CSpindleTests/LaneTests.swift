@@ -77,7 +77,7 @@ extension CSpindleTarget {
                 spindle_lane_begin(lane)
                 var written = 0
                 var count = 0
-                while written < size, let slots = spindle_lane_slots(lane, size - written, &count) {
+                while written < size, let slots = spindle_lane_slots(lane, written, size - written, &count) {
                     for offset in 0..<count {
                         (slots + offset * 8).storeBytes(of: next, as: Int.self)
                         next += 1
@@ -89,6 +89,39 @@ extension CSpindleTarget {
                 seen += laneDrain(lane)
             }
             #expect(seen == Array(0..<next))
+        }
+
+        /// Single emits and batches interleaved, published without a read
+        /// in between, so that both ways of taking slots (the next slot from
+        /// the published count; a batch's runs after the slots it already
+        /// took) cross block boundaries at every offset, and the lane grows
+        /// new blocks while the runner holds back.
+        @Test func singleEmitsAndBatchesInterleaveAcrossBlocks() throws {
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 2))
+            defer { spindle_lane_destroy(lane) }
+            var next = 0
+            var seen: [Int] = []
+            for round in 0..<40 {
+                #expect(try laneEmit(lane, next))
+                next += 1
+                let size = round % 7
+                spindle_lane_begin(lane)
+                var written = 0
+                var count = 0
+                while written < size, let slots = spindle_lane_slots(lane, written, size - written, &count) {
+                    for offset in 0..<count {
+                        (slots + offset * 8).storeBytes(of: next, as: Int.self)
+                        next += 1
+                    }
+                    written += count
+                }
+                #expect(written == size)
+                spindle_lane_publish(lane, written)
+                if round % 13 == 12 { seen += laneDrain(lane) }
+            }
+            seen += laneDrain(lane)
+            #expect(seen == Array(0..<next))
+            #expect(spindle_lane_word(lane) & SPINDLE_LANE_COUNT_MASK == UInt64(next))
         }
 
         /// The idle re-check's view: a lane with a producer inside an emit

@@ -102,7 +102,7 @@ extension LoopCore {
         var written = 0
         var count = 0
         while written < events.count,
-              let slots = spindle_lane_slots(lane, events.count - written, &count) {
+              let slots = spindle_lane_slots(lane, written, events.count - written, &count) {
             slots.assumingMemoryBound(to: Event.self)
                 .initialize(from: events.baseAddress! + written, count: count)
             written += count
