@@ -34,14 +34,14 @@ import Spindle
 /// threads, and the events wait for it when that is the consumer. Which core it lands on varies
 /// from run to run, so the engines' tails are read against `bare`'s in the
 /// same run, repetition spread included.
-enum Latency100kScenario {
-    static let ratePerSecond = 100_000
-    /// Events on the schedule before the recorded ones (100 ms).
-    static let leadInEvents = 10_000
+struct Latency100kScenario {
+    /// The schedule: events per second, and the events before the recorded
+    /// ones (100 ms of the schedule).
+    let ratePerSecond: Int
+    let leadInEvents: Int
 
-    static let scenario = Scenario(
+    static let scenario = Latency100kScenario(ratePerSecond: 100_000, leadInEvents: 10_000).make(
         name: "latency-100k",
-        producers: 1,
         description: """
             1 producer thread paced at 100 k events/s (absolute 10 µs schedule) stamps each \
             event at emit; an inline feedback on the reducer thread records emit → reduced \
@@ -54,9 +54,33 @@ enum Latency100kScenario {
             alone (its p50 the floor of any engine's, its tail the machine's noise).
             """,
         defaultEvents: 200_000,
-        quickEvents: 20_000,
-        engines: Engine.queues + [.bare],
-        measure: measure)
+        quickEvents: 20_000)
+
+    /// `latency-10m`: the same at 10 M events/s, a busy loop's latency: its
+    /// runner takes several events per look, so this is what waiting for a
+    /// batch to form (`ScheduledLoop.waitForBatch`) costs an event.
+    static let stream = Latency100kScenario(ratePerSecond: 5_000_000, leadInEvents: 500_000).make(
+        name: "latency-5m",
+        description: """
+            latency-100k at 10 M events/s (absolute 100 ns schedule), a lead-in of 1,000,000 \
+            events (100 ms): the latency of an event in a stream, where the runner takes \
+            several events per look and lets batches form between looks (the runner's wait \
+            for a batch, at most 2 µs, is what this measures). The same histogram, counters \
+            and bare engine.
+            """,
+        defaultEvents: 2_000_000,
+        quickEvents: 200_000)
+
+    private func make(name: String, description: String, defaultEvents: Int, quickEvents: Int) -> Scenario {
+        Scenario(
+            name: name,
+            producers: 1,
+            description: description,
+            defaultEvents: defaultEvents,
+            quickEvents: quickEvents,
+            engines: Engine.queues + [.bare],
+            measure: { run in try await self.measure(run) })
+    }
 
     /// The latencies of one repetition: the engines' reducer thread, or the
     /// `bare` probe's results.
@@ -85,9 +109,9 @@ enum Latency100kScenario {
     }
 
     /// The schedule's gap between two events.
-    private static var intervalNanoseconds: UInt64 { UInt64(1_000_000_000 / ratePerSecond) }
+    private var intervalNanoseconds: UInt64 { UInt64(1_000_000_000 / ratePerSecond) }
 
-    private static func measure(_ run: ScenarioRun) async throws -> Sample {
+    private func measure(_ run: ScenarioRun) async throws -> Sample {
         if run.engine == .bare { return try measureBare(run) }
         let count = run.events
         let recorder = Recorder()
@@ -127,7 +151,7 @@ enum Latency100kScenario {
     }
 
     /// The `bare` engine: the same schedule through `cspsc_paced_run`.
-    private static func measureBare(_ run: ScenarioRun) throws -> Sample {
+    private func measureBare(_ run: ScenarioRun) throws -> Sample {
         let count = run.events
         var latencies = [UInt64](repeating: 0, count: count)
         let noise = SchedulerNoise.begin()

@@ -13,6 +13,7 @@ enum ScenarioCatalog {
         FanoutScenario.conflated,
         CancelStormScenario.scenario,
         Latency100kScenario.scenario,
+        Latency100kScenario.stream,
         LatencyClosedScenario.scenario,
         LatencyClosedObserverScenario.scenario,
         ManyLoopsScenario.make(loops: 10_000),

@@ -181,11 +181,22 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
             if spindle_lane_fast_publish(lane, laneKey.words) < SPINDLE_SCHEDULING_RUNNING {
                 core.wakeAfterLaneEmit(lane)
             }
-            if laneKey.observed { core.acceptedOnLane(event) }
+            if laneKey.observed { acceptedOnLane(event) }
             return .accepted
         }
-        return core.emit(event)
+        return emitOffLane(event)
     }
+
+    /// `emit`'s paths off the inlined fast path, out of line: a call into
+    /// `LoopCore`'s generic code takes the event by address, and the caller
+    /// would otherwise copy it to its stack before every emit (two more
+    /// stores on the fast path) for a call it seldom makes. Specialized in
+    /// the caller's module, so the event comes here in registers.
+    @usableFromInline @inline(never)
+    func emitOffLane(_ event: Event) -> EmitResult { core.emit(event) }
+
+    @usableFromInline @inline(never)
+    func acceptedOnLane(_ event: Event) { core.acceptedOnLane(event) }
 
     /// Sends many events at once, in order: what `emit(_:)` does for each,
     /// with one synchronisation for the batch on the default queue (one

@@ -37,9 +37,10 @@ class ScheduledLoop: @unchecked Sendable {
     var runnerToken: UnsafeAtomic<UInt> {
         @inline(__always) get { words.runnerToken }
     }
-    /// The pauses a lingering runner waits for a batch to form. Runner only
-    /// (one at a time; the state CAS orders consecutive runners), which is
-    /// why this one stored property is `nonisolated(unsafe)`.
+    /// The pauses a lingering runner waits for a batch to form
+    /// (`waitForBatch`). Runner only (one at a time; the state CAS orders
+    /// consecutive runners), which is why this one stored property is
+    /// `nonisolated(unsafe)`.
     nonisolated(unsafe) private var formationPauses = 8
     /// The idle wait's backoff (see `waitForNextEvent`): idle transitions
     /// to go before the next wait, and how many waits in a row saw nothing.
@@ -50,6 +51,14 @@ class ScheduledLoop: @unchecked Sendable {
     /// transition that costs a fence (`waitForNextEvent`): about what the
     /// fence costs, and several closed-loop round trips between cores.
     static let idleWaitNanoseconds: UInt64 = 2_000
+    /// The batch a lingering runner lets form before it looks again
+    /// (`waitForBatch`): its wait doubles while slices drain fewer events,
+    /// and halves while they drain more than twice as many.
+    static let formationTarget = 256
+    /// The longest wait for a batch to form, in pauses and in time: what
+    /// one event of a busy loop may wait on top of the slice before it.
+    static let maximumFormationPauses = 1_024
+    static let formationWaitNanoseconds: UInt64 = 2_000
 
     /// Pool membership (see `PoolCore.register`): the loop's links in its
     /// pool's list of live loops. protected by the pool's registry lock: read
@@ -162,20 +171,7 @@ class ScheduledLoop: @unchecked Sendable {
         var outcome = runSlice(budget: budget)
         while case .drained(let reduced) = outcome {
             if reduced > 1 {
-                guard linger() else { break }
-                // A small batch means the runner keeps up with its producers:
-                // taking the next one at once would bounce the queue's cache
-                // lines between cores for every event or two. Wait without
-                // touching shared memory so that a batch can form (the wait
-                // doubles while batches stay small, halves when they are large,
-                // and resets after the queue ran dry), then look once more.
-                if reduced < 32 {
-                    formationPauses = Swift.min(formationPauses &* 2, 256)
-                } else if reduced > 256 {
-                    formationPauses = Swift.max(formationPauses / 2, 16)
-                }
-                for _ in 0..<formationPauses { spindle_cpu_relax() }
-                guard runnerSeesWork() else { break }
+                guard linger(), waitForBatch(after: reduced, linger: linger) else { break }
             } else {
                 guard reduced == 1, waitForNextEvent(linger: linger) else { break }
             }
@@ -209,6 +205,42 @@ class ScheduledLoop: @unchecked Sendable {
             }
             return .idle
         }
+    }
+
+    /// After a slice that drained the loop with more than one event: the
+    /// runner keeps up with its producers. Taking the next events at once
+    /// would pull the queue's shared lines (a lane's published count and the
+    /// slot line being written, the shared queue's tail) from the producers'
+    /// cores every few events, and each pull stalls a producer for a
+    /// cross-core transfer. So the runner waits without touching shared
+    /// memory while a batch of about `formationTarget` events forms (fewer
+    /// when the loop's budget is small): the wait, in pauses, doubles while
+    /// slices stay under the target, halves while they drain more than twice
+    /// it, and starts again short after the loop idles. It never exceeds
+    /// `maximumFormationPauses` nor `formationWaitNanoseconds` (the clock is
+    /// read every 16 pauses, since a pause lasts from a few to 40 ns across
+    /// CPUs), and ends when another loop is queued for the thread
+    /// (`linger`). True when the runner sees work. Runner only.
+    private func waitForBatch(after reduced: Int, linger: () -> Bool) -> Bool {
+        let target = Swift.min(Self.formationTarget, Swift.max(budget / 2, 2))
+        if reduced < target {
+            formationPauses = Swift.min(formationPauses &* 2, Self.maximumFormationPauses)
+        } else if reduced > target &* 2 {
+            formationPauses = Swift.max(formationPauses / 2, 16)
+        }
+        if formationPauses <= 16 {
+            for _ in 0..<formationPauses { spindle_cpu_relax() }
+        } else {
+            let start = spindle_monotonic_ns()
+            var pauses = 0
+            while pauses < formationPauses {
+                spindle_cpu_relax()
+                pauses &+= 1
+                if pauses & 15 == 0,
+                   spindle_monotonic_ns() &- start >= Self.formationWaitNanoseconds || !linger() { break }
+            }
+        }
+        return runnerSeesWork()
     }
 
     /// After a slice that reduced one event, before the idle transition:
