@@ -13,6 +13,25 @@ private func laneEmit(_ lane: OpaquePointer, _ value: Int) throws -> Bool {
     return true
 }
 
+/// One batch on a lane as the engine does it: begin, runs of adjacent
+/// slots (each call told how many this emit took already), one publish.
+/// Writes `next`, `next + 1`, … and advances `next`; returns how many slots
+/// it got.
+private func laneBatchEmit(_ lane: OpaquePointer, _ size: Int, from next: inout Int) -> Int {
+    spindle_lane_begin(lane)
+    var written = 0
+    var count = 0
+    while written < size, let slots = spindle_lane_slots(lane, written, size - written, &count) {
+        for offset in 0..<count {
+            (slots + offset * 8).storeBytes(of: next, as: Int.self)
+            next += 1
+        }
+        written += count
+    }
+    spindle_lane_publish(lane, written)
+    return written
+}
+
 /// Reads every published slot (the runner's side).
 private func laneDrain(_ lane: OpaquePointer) -> [Int] {
     var values: [Int] = []
@@ -74,18 +93,7 @@ extension CSpindleTarget {
             var next = 0
             var seen: [Int] = []
             for size in [1, 3, 4, 5, 9, 0, 2, 17] {
-                spindle_lane_begin(lane)
-                var written = 0
-                var count = 0
-                while written < size, let slots = spindle_lane_slots(lane, written, size - written, &count) {
-                    for offset in 0..<count {
-                        (slots + offset * 8).storeBytes(of: next, as: Int.self)
-                        next += 1
-                    }
-                    written += count
-                }
-                #expect(written == size)
-                spindle_lane_publish(lane, written)
+                #expect(laneBatchEmit(lane, size, from: &next) == size)
                 seen += laneDrain(lane)
             }
             #expect(seen == Array(0..<next))
@@ -105,18 +113,7 @@ extension CSpindleTarget {
                 #expect(try laneEmit(lane, next))
                 next += 1
                 let size = round % 7
-                spindle_lane_begin(lane)
-                var written = 0
-                var count = 0
-                while written < size, let slots = spindle_lane_slots(lane, written, size - written, &count) {
-                    for offset in 0..<count {
-                        (slots + offset * 8).storeBytes(of: next, as: Int.self)
-                        next += 1
-                    }
-                    written += count
-                }
-                #expect(written == size)
-                spindle_lane_publish(lane, written)
+                #expect(laneBatchEmit(lane, size, from: &next) == size)
                 if round % 13 == 12 { seen += laneDrain(lane) }
             }
             seen += laneDrain(lane)
