@@ -231,14 +231,10 @@ class ScheduledLoop: @unchecked Sendable {
         if formationPauses <= 16 {
             for _ in 0..<formationPauses { spindle_cpu_relax() }
         } else {
-            let start = spindle_monotonic_ns()
-            var pauses = 0
-            while pauses < formationPauses {
-                spindle_cpu_relax()
-                pauses &+= 1
-                if pauses & 15 == 0,
-                   spindle_monotonic_ns() &- start >= Self.formationWaitNanoseconds || !linger() { break }
-            }
+            _ = pause(
+                atMost: formationPauses, nanoseconds: Self.formationWaitNanoseconds,
+                linger: linger, until: { false }
+            )
         }
         return runnerSeesWork()
     }
@@ -262,22 +258,39 @@ class ScheduledLoop: @unchecked Sendable {
             return false
         }
         guard idleCostsFence(), linger() else { return false }
-        let start = spindle_monotonic_ns()
-        var polls = 0
-        while true {
-            if runnerSeesWork() {
-                idleWaitMisses = 0
-                return true
-            }
-            spindle_cpu_relax()
-            // The clock and `linger` (another loop queued for this thread
-            // ends the wait: it goes first, and this one pays its fence)
-            // only every 16 polls: each costs more than a poll.
-            polls &+= 1
-            if polls & 15 == 0, spindle_monotonic_ns() &- start >= Self.idleWaitNanoseconds || !linger() { break }
+        // Another loop queued for this thread ends the wait: it goes first,
+        // and this one pays its fence.
+        if pause(
+            atMost: .max, nanoseconds: Self.idleWaitNanoseconds,
+            linger: linger, until: { runnerSeesWork() }
+        ) {
+            idleWaitMisses = 0
+            return true
         }
         idleWaitMisses = Swift.min(idleWaitMisses + 1, 6)
         idleWaitSkips = 1 << idleWaitMisses
+        return false
+    }
+
+    /// The runner's bounded wait, shared by `waitForBatch` and
+    /// `waitForNextEvent`: checks `done`, pauses the CPU, and repeats, for at
+    /// most `maximumPauses` pauses and `nanoseconds`, and only while
+    /// `linger` allows. The clock and `linger` are read every 16 pauses:
+    /// each costs more than a pause, which lasts from a few to 40 ns across
+    /// CPUs. True when `done` ended the wait. Runner only.
+    @inline(__always)
+    private func pause(
+        atMost maximumPauses: Int, nanoseconds: UInt64,
+        linger: () -> Bool, until done: () -> Bool
+    ) -> Bool {
+        let start = spindle_monotonic_ns()
+        var pauses = 0
+        while pauses < maximumPauses {
+            if done() { return true }
+            spindle_cpu_relax()
+            pauses &+= 1
+            if pauses & 15 == 0, spindle_monotonic_ns() &- start >= nanoseconds || !linger() { break }
+        }
         return false
     }
 
