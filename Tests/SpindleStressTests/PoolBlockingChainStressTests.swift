@@ -60,8 +60,20 @@ extension StressSuite {
                 }
                 tallies.withLock { $0.append(tally) }
             }
-            #expect(produced, "producers did not finish: a pool thread waiting for space did not help")
-            guard produced else { return }
+            guard produced else {
+                // What the failure looked like: the chain still moving
+                // (slowly: waits ending on their timeouts) or standing (a
+                // deadlock), and how many spares the pool had started.
+                let before = checkers.map(\.progress.current)
+                try await Task.sleep(for: .seconds(1))
+                let after = checkers.map(\.progress.current)
+                Issue.record("""
+                    producers did not finish: a pool thread waiting for space did not help; \
+                    reduced per link \(before), a second later \(after); \
+                    \(pool.spareThreads) spare threads
+                    """)
+                return
+            }
             // Head to tail: a link's drain runs its feedback's last emits
             // into the next link, which is still open.
             for loop in chain { await loop.stop() }
