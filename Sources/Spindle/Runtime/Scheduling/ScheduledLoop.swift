@@ -228,9 +228,9 @@ class ScheduledLoop: @unchecked Sendable {
     /// `maximumFormationPauses` nor `formationWaitNanoseconds` (the clock is
     /// read every 16 pauses, since a pause lasts from a few to 40 ns across
     /// CPUs), nor `slowStreamWaitNanoseconds` after a slice that drained
-    /// under an eighth of the target (a paced stream: at 5 M events/s the
-    /// full wait took an event's median latency from 1.2 to 3 µs), and ends
-    /// when another loop is queued for the thread (`linger`). True when the
+    /// under an eighth of the target (a stream too slow for the full wait
+    /// to form a batch, whose events it would only delay), and ends when
+    /// another loop is queued for the thread (`linger`). True when the
     /// runner sees work. Runner only.
     private func waitForBatch(after reduced: Int, linger: () -> Bool) -> Bool {
         let target = Swift.min(Self.formationTarget, Swift.max(budget / 2, 2))
