@@ -53,7 +53,7 @@ extension Feedback {
         self.init(
             effect: .source({ emitter in
                 for try await event in effect() {
-                    if !emitter.emit(event) { return }
+                    if await !emitter.send(event) { return }
                 }
             }),
             queue: queue,
@@ -75,7 +75,7 @@ extension Feedback {
     ) {
         self.init(
             effect: .source({ emitter in
-                if let event = effect() { _ = emitter.emit(event) }
+                if let event = effect() { _ = await emitter.send(event) }
             }),
             queue: queue,
             strategy: .continueOnNewState)

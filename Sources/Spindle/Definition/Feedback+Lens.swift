@@ -191,7 +191,7 @@ extension Feedback {
             effect: .sequence({ state, emitter in
                 guard case .success(let part) = filter(state) else { return }
                 for try await event in effect(part) {
-                    if !emitter.emit(event) { return }
+                    if await !emitter.send(event) { return }
                 }
             }),
             filter: Self.selects(filter),

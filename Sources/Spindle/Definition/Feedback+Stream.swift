@@ -35,7 +35,7 @@ extension Feedback {
         self.init(
             effect: .stream({ states, emitter in
                 for try await event in effect(states) {
-                    if !emitter.emit(event) { return }
+                    if await !emitter.send(event) { return }
                 }
             }),
             queue: queue,

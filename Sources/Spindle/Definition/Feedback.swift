@@ -157,7 +157,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     ) -> @Sendable (State, EffectEmitter<Event>) async throws -> Void where Events.Element == Event {
         { state, emitter in
             for try await event in effect(state) {
-                if !emitter.emit(event) { return }
+                if await !emitter.send(event) { return }
             }
         }
     }
@@ -233,11 +233,23 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
 /// The runtime's handle for an effect run to emit events.
 package struct EffectEmitter<Event: Sendable>: Sendable {
     /// Emits an event; returns false when the run is cancelled or the loop
-    /// stopped (the event was discarded) so a sequence can end early.
+    /// stopped (the event was discarded) so a sequence can end early. May
+    /// block its thread while a `.block` bounded queue is full: for
+    /// synchronous callers (a gear's subscriber) only.
     package let emit: @Sendable (Event) -> Bool
+    /// The same from a task: suspends, never blocks, while a `.block`
+    /// bounded queue is full — the effect's thread may be a cooperative
+    /// one that other tasks need.
+    package let send: @Sendable (Event) async -> Bool
 
     package init(emit: @escaping @Sendable (Event) -> Bool) {
         self.emit = emit
+        self.send = { emit($0) }
+    }
+
+    package init(emit: @escaping @Sendable (Event) -> Bool, send: @escaping @Sendable (Event) async -> Bool) {
+        self.emit = emit
+        self.send = send
     }
 }
 

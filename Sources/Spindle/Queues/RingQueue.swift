@@ -20,6 +20,9 @@ final class RingQueue<Event: Sendable>: EventQueue {
     let capacity: Int
     /// Blocked producers wait here for space; the consumer notifies it.
     let spaceParker: Parker
+    /// Suspended producers (effect tasks) wait here; the consumer resumes
+    /// them after the parker's fenced notify.
+    let asyncSpaceWaiters = AsyncSpaceWaiters()
 
     /// The queue's raw memory, in one place. The pointers never change; what
     /// they point at is shared under rules the compiler cannot check, which
@@ -106,9 +109,17 @@ final class RingQueue<Event: Sendable>: EventQueue {
                 body(UnsafeMutableRawPointer(scratch))
             }
             spaceParker.notify()
+            asyncSpaceWaiters.resumeAll()
             total += run
         }
         return total
+    }
+
+    /// Wakes every producer waiting for space, blocked or suspended (after
+    /// the queue closed). Any thread.
+    func notifySpace() {
+        spaceParker.notify()
+        asyncSpaceWaiters.resumeAll()
     }
 
     var isEmpty: Bool { spindle_ring_depth(ring) == 0 }

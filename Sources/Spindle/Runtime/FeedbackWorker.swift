@@ -32,14 +32,30 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var pending = RawFIFO<State>()
         var scheduled = false
         var stopped = false
+        /// Set by a stop that found a drain scheduled or running: called by
+        /// that drain as it leaves the queue.
+        var onDrained: (@Sendable () -> Void)?
     }
 
     private struct Runs {
         var generation: UInt64 = 0
         var nextID: UInt64 = 0
-        var tasks: [UInt64: Task<Void, Never>] = [:]
+        /// The live runs. A run is entered as `.starting` before its effect
+        /// is called (outside this lock) and becomes `.running` when its task
+        /// is registered; a cancellation removes it, so a registration that
+        /// finds no entry cancels the task it brings.
+        var live: [UInt64: RunSlot] = [:]
         var stopped = false
         var attachment: AttachedSubscription?
+    }
+
+    private enum RunSlot {
+        /// Its task is being started (its effect called) by the runner.
+        case starting
+        /// Started; cancelled through its task.
+        case running(Task<Void, Never>)
+        /// It finished before its task was registered.
+        case finishedWhileStarting
     }
 
     private enum RunEmit {
@@ -65,8 +81,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// generic-metadata lookup per call. Both nil for the other forms.
     private let syncEffectWritingInto: (@Sendable (State, UnsafeMutableRawPointer) -> Bool)?
     private let filter: (@Sendable (State) -> Bool)?
-    /// Where the tasks of async and stream effects run: the feedback's
-    /// queue, or the default (nil: the global concurrent executor).
+    /// Where the tasks of async and stream effects run after their first
+    /// suspension (until then they run where the state was handed over):
+    /// the feedback's queue, else the loop's serial queue (`executeOn:`),
+    /// else nil, the global concurrent executor.
     private let taskExecutor: QueueTaskExecutor?
     /// Observer calls about runs, in the order the `runs` lock decided them;
     /// nil when the loop has no observer.
@@ -75,6 +93,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let mailbox = Lock(Mailbox())
     // protected by lock: the generation and the live runs.
     private let runs = Lock(Runs())
+    /// atomic: set by `stop` (runner), read by a drain of `queue` before
+    /// each state, so no effect is called once the stop has begun.
+    private let stopping = ManagedAtomic<Bool>(false)
     /// A stream feedback's states (see `Feedback.Effect.stream`): the input
     /// is yielded to by the worker's one runner (in order) and finished by
     /// `stop`; both ends are thread-safe. nil for the other forms.
@@ -136,8 +157,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         } else {
             (streamStates, streamInput) = (nil, nil)
         }
-        if let queue, syncEffect == nil {
-            taskExecutor = QueueTaskExecutor(queue: queue)
+        if syncEffect == nil, let taskQueue = queue ?? core.executorQueue {
+            taskExecutor = QueueTaskExecutor(queue: taskQueue)
         } else {
             taskExecutor = nil
         }
@@ -255,32 +276,57 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     /// Stops the worker: no further runs, every live run cancelled, the gear
     /// detached. Events emitted by runs afterwards are discarded. Runner only.
-    func stop() {
+    ///
+    /// - Parameter drained: called once no drain of the feedback's queue is
+    ///   running any more (at once when none is), so that the loop's stop
+    ///   returns only after the last effect call it could not prevent.
+    func stop(whenDrained drained: @escaping @Sendable () -> Void) {
         core.assertOnRunner()
-        mailbox.withLock { mailbox in
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        let draining = mailbox.withLock { mailbox -> Bool in
             mailbox.stopped = true
             mailbox.pending.removeAll()
+            if mailbox.scheduled { mailbox.onDrained = drained }
+            return mailbox.scheduled
         }
-        let (tasks, attachment) = runs.withLock { runs in
+        let (cancelled, attachment) = runs.withLock { runs in
             runs.stopped = true
             runs.generation &+= 1
-            let live = runs.tasks
-            if let reports, let hub = core.hub {
-                for id in live.keys.sorted() {
-                    let run = EffectRun(feedbackIndex: index, id: id)
-                    reports.append { hub.effectCancelled(run) }
-                }
-            }
-            runs.tasks.removeAll()
+            let cancelled = cancelLive(&runs)
             let attachment = runs.attachment
             runs.attachment = nil
-            return (live, attachment)
+            return (cancelled, attachment)
         }
         reports?.drain()
         streamInput?.finish()
-        for task in tasks.values { task.cancel() }
-        core.counters.runsCancelled.wrappingIncrement(by: tasks.count, ordering: .relaxed)
+        for task in cancelled { task.cancel() }
         attachment?.cancel()
+        if !draining { drained() }
+    }
+
+    // Under the `runs` lock: takes every live run out (a cancelled run's
+    // later events are discarded by the generation check), counts it and
+    // tells the observers, in id order; returns the tasks to cancel once the
+    // lock is released.
+    private func cancelLive(_ runs: inout Runs) -> [Task<Void, Never>] {
+        guard !runs.live.isEmpty else { return [] }
+        var tasks: [Task<Void, Never>] = []
+        var count = 0
+        for id in runs.live.keys.sorted() {
+            switch runs.live[id]! {
+            case .running(let task): tasks.append(task)
+            case .starting: break
+            case .finishedWhileStarting: continue
+            }
+            count += 1
+            if let reports, let hub = core.hub {
+                let run = EffectRun(feedbackIndex: index, id: id)
+                reports.append { hub.effectCancelled(run) }
+            }
+        }
+        runs.live.removeAll(keepingCapacity: true)
+        core.counters.runsCancelled.wrappingIncrement(by: count, ordering: .relaxed)
+        return tasks
     }
 
     /// Crashes in debug builds when called off the feedback's queue (the
@@ -293,20 +339,33 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         #endif
     }
 
-    // On `queue`: handle everything queued, then give the queue back.
+    // On `queue`: handle everything queued, then give the queue back. A
+    // stop ends it before the next state (checked before each effect call)
+    // and learns when it has left.
     private func drainMailbox() {
         assertOnQueue()
         while true {
             if takeBatch() {
-                while !runnerOwned.draining.isEmpty { handle(runnerOwned.draining.removeFirst()) }
+                while !runnerOwned.draining.isEmpty {
+                    let state = runnerOwned.draining.removeFirst()
+                    if stopping.load(ordering: .sequentiallyConsistent) {
+                        runnerOwned.draining.removeAll()
+                        break
+                    }
+                    handle(state)
+                }
                 continue
             }
-            let idle = mailbox.withLock { mailbox -> Bool in
-                guard mailbox.pending.isEmpty || mailbox.stopped else { return false }
+            let (idle, onDrained) = mailbox.withLock { mailbox -> (Bool, (@Sendable () -> Void)?) in
+                guard mailbox.pending.isEmpty || mailbox.stopped else { return (false, nil) }
                 mailbox.scheduled = false
-                return true
+                defer { mailbox.onDrained = nil }
+                return (true, mailbox.onDrained)
             }
-            if idle { return }
+            if idle {
+                onDrained?()
+                return
+            }
         }
     }
 
@@ -333,7 +392,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             preconditionFailure("Spindle: a sync effect runs through syncEffect")
         case .async(let effect):
             startRun { emitter in
-                if let event = try await effect(state) { _ = emitter.emit(event) }
+                if let event = try await effect(state) { _ = await emitter.send(event) }
             }
         case .sequence(let body):
             startRun { emitter in try await body(state, emitter) }
@@ -359,94 +418,133 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
+    // Starts a run of an async, sequence or stream effect: cancels the
+    // previous runs (`.cancelOnNewState`), then calls the effect at once, on
+    // this thread (`Task.immediate`), up to its first suspension; the rest
+    // of the task runs on `taskExecutor`. So effects are called in state
+    // order, and a run is never called after a newer state's run or after
+    // its own cancellation: both happen on this, the worker's one runner,
+    // after the call. Runner only (the loop's runner, or the queue's drain).
     private func startRun(_ body: @escaping @Sendable (EffectEmitter<Event>) async throws -> Void) {
         let cancelPrevious = feedback.strategy == .cancelOnNewState
         let hub = core.hub
-        let cancelled: [UInt64: Task<Void, Never>] = runs.withLock { runs in
-            guard !runs.stopped else { return [:] }
-            var cancelled: [UInt64: Task<Void, Never>] = [:]
+        let begun: (run: EffectRun, generation: UInt64, cancelled: [Task<Void, Never>])? = runs.withLock { runs in
+            guard !runs.stopped else { return nil }
+            var cancelled: [Task<Void, Never>] = []
             if cancelPrevious {
                 runs.generation &+= 1
-                cancelled = runs.tasks
-                runs.tasks.removeAll(keepingCapacity: true)
-                if let reports, let hub {
-                    for id in cancelled.keys.sorted() {
-                        let run = EffectRun(feedbackIndex: index, id: id)
-                        reports.append { hub.effectCancelled(run) }
-                    }
-                }
+                cancelled = cancelLive(&runs)
             }
-            let generation = runs.generation
             let id = runs.nextID
             runs.nextID &+= 1
             let run = EffectRun(feedbackIndex: index, id: id)
-            let emitter = EffectEmitter<Event> { [self] event in
-                self.emit(event, generation: generation, run: run)
-            }
+            runs.live[id] = .starting
             core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
             // Observers hear of a run's start, cancellation and end in the
             // order this lock decides them.
             if let reports, let hub { reports.append { hub.effectStarted(run) } }
-            // Inserted under the lock, so `finished(id)` cannot run first.
-            LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
-            runs.tasks[id] = Task(executorPreference: taskExecutor) { [self] in
-                defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
-                do {
-                    try await body(emitter)
-                } catch {
-                    if !(error is CancellationError), !Task.isCancelled {
-                        hub?.effectFailed(run, error: error)
-                        core.report(EffectError(feedbackIndex: index, underlying: error))
-                    }
-                }
-                self.finished(run)
-            }
-            return cancelled
+            return (run, runs.generation, cancelled)
         }
+        guard let (run, generation, cancelled) = begun else { return }
         reports?.drain()
-        for task in cancelled.values { task.cancel() }
-        if !cancelled.isEmpty {
-            core.counters.runsCancelled.wrappingIncrement(by: cancelled.count, ordering: .relaxed)
+        for task in cancelled { task.cancel() }
+        let emitter = EffectEmitter<Event>(
+            emit: { [self] event in self.emit(event, generation: generation, run: run) },
+            send: { [self] event in await self.send(event, generation: generation, run: run) })
+        LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
+        // No lock is held here: the effect's first part runs now, and may
+        // emit (which takes the `runs` lock).
+        let task = Task.immediate(executorPreference: taskExecutor) { [self] in
+            defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
+            do {
+                try await body(emitter)
+            } catch {
+                if !(error is CancellationError), !Task.isCancelled {
+                    hub?.effectFailed(run, error: error)
+                    core.report(EffectError(feedbackIndex: index, underlying: error))
+                }
+            }
+            self.finished(run)
         }
+        let cancelNow = runs.withLock { runs -> Bool in
+            switch runs.live[run.id] {
+            case .starting:
+                runs.live[run.id] = .running(task)
+                return false
+            case .finishedWhileStarting:
+                runs.live[run.id] = nil
+                return false
+            case .running, nil:
+                // Cancelled (by a stop) while its effect was being called.
+                return true
+            }
+        }
+        if cancelNow { task.cancel() }
     }
 
     private func finished(_ run: EffectRun) {
         runs.withLock { runs in
-            _ = runs.tasks.removeValue(forKey: run.id)
+            switch runs.live[run.id] {
+            case .starting: runs.live[run.id] = .finishedWhileStarting
+            case .running: runs.live[run.id] = nil
+            case .finishedWhileStarting, nil: break
+            }
             if let reports, let hub = core.hub { reports.append { hub.effectFinished(run) } }
         }
         reports?.drain()
     }
 
-    // Any thread: a run's event. Enqueued under the lock, so a cancellation
-    // (which takes the same lock) either precedes it (discarded) or follows
-    // it. A full `.block` queue is waited for outside the lock.
+    // Any thread: a run's event, from synchronous code. Enqueued under the
+    // lock, so a cancellation (which takes the same lock) either precedes it
+    // (discarded) or follows it. A full `.block` queue is waited for outside
+    // the lock; observers hear of the event after it.
     private func emit(_ event: Event, generation: UInt64, run: EffectRun) -> Bool {
-        let cancelOnNewState = feedback.strategy == .cancelOnNewState
         while true {
-            let outcome = runs.withLock { runs -> RunEmit in
-                if runs.stopped || (cancelOnNewState && runs.generation != generation) {
-                    core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
-                    if let reports, let hub = core.hub { reports.append { hub.lateEventDiscarded(event, from: run) } }
-                    return .late
-                }
-                switch core.emitWithoutWaiting(event) {
-                case .accepted: return .accepted
-                case .dropped, .stopped: return .refused
-                case .full: return .full
-                }
-            }
-            switch outcome {
-            case .accepted:
-                return true
-            case .refused:
-                return false
-            case .late:
-                reports?.drain()
-                return false
-            case .full:
-                core.waitForSpace()
+            switch tryEmit(event, generation: generation, run: run) {
+            case .accepted: return true
+            case .refused, .late: return false
+            case .full: core.waitForSpace()
             }
         }
+    }
+
+    // The same from a run's task: a full `.block` queue suspends the task
+    // instead of blocking its (maybe cooperative) thread.
+    private func send(_ event: Event, generation: UInt64, run: EffectRun) async -> Bool {
+        while true {
+            switch tryEmit(event, generation: generation, run: run) {
+            case .accepted: return true
+            case .refused, .late: return false
+            case .full: await core.waitForSpaceSuspending()
+            }
+        }
+    }
+
+    private func tryEmit(_ event: Event, generation: UInt64, run: EffectRun) -> RunEmit {
+        let cancelOnNewState = feedback.strategy == .cancelOnNewState
+        let hub = core.hub
+        let outcome = runs.withLock { runs -> RunEmit in
+            if runs.stopped || (cancelOnNewState && runs.generation != generation) {
+                core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
+                if let reports, let hub { reports.append { hub.lateEventDiscarded(event, from: run) } }
+                return .late
+            }
+            let attempt = core.emitUnreportedWithoutWaiting(event)
+            if let reports, let hub {
+                switch attempt {
+                case .accepted: reports.append { [core] in core.report(.accepted, of: event, to: hub) }
+                case .dropped: reports.append { [core] in core.report(.dropped, of: event, to: hub) }
+                case .stopped: reports.append { [core] in core.report(.stopped, of: event, to: hub) }
+                case .full: break
+                }
+            }
+            switch attempt {
+            case .accepted: return .accepted
+            case .dropped, .stopped: return .refused
+            case .full: return .full
+            }
+        }
+        reports?.drain()
+        return outcome
     }
 }

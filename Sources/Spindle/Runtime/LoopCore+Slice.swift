@@ -25,7 +25,7 @@ extension LoopCore {
                 let fromRunner = reduceReentrant(max: budget)
                 reduced = fromQueue + fromRunner
                 if reduced > 0 || observersPending {
-                    publish()
+                    publish(newStates: reduced > 0)
                 }
                 if fromQueue == budget || fromRunner == budget { return .more }
             }
@@ -167,7 +167,7 @@ extension LoopCore {
         }
         let reduced = fromQueue + fromRunner
         if reduced > 0 || observersPending {
-            publish()
+            publish(newStates: reduced > 0)
         }
         if reduced > 0 {
             let depth = acceptedCount.load(ordering: .relaxed) &- reducedCount
@@ -198,19 +198,13 @@ extension LoopCore {
     }
 
     // End of a batch: the snapshot, the counters, feedbacks, observers.
-    private func publish() {
+    // `newStates` false: nothing was reduced, the slice only serves a new
+    // `states` subscriber; the feedbacks have seen this state already and
+    // must not see it again.
+    private func publish(newStates: Bool) {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
-        if hasQueuedWorkers {
-            for worker in workers!.queued {
-                if worker.takesLatestOnly {
-                    worker.deliverLatest(state)
-                } else {
-                    worker.deliver(batchStates.elements)
-                }
-            }
-        }
-        if hasLatestInlineWorkers { runInlineWorkers(from: firstLatestInlineWorker) }
+        if newStates { publishToFeedbacks() }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
             if observerBaseIndex < 0 {
                 observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
@@ -225,6 +219,19 @@ extension LoopCore {
         if collecting { batchStates.removeAll() }
     }
 
+    private func publishToFeedbacks() {
+        if hasQueuedWorkers {
+            for worker in workers!.queued {
+                if worker.takesLatestOnly {
+                    worker.deliverLatest(state)
+                } else {
+                    worker.deliver(batchStates.elements)
+                }
+            }
+        }
+        if hasLatestInlineWorkers { runInlineWorkers(from: firstLatestInlineWorker) }
+    }
+
     // The grace period is over and everything accepted is reduced (or
     // discarded): stop the workers, end the observers, report, and leave
     // the executor.
@@ -233,8 +240,16 @@ extension LoopCore {
         snapshot.publish(state)
         counters.reduced.store(reducedCount, ordering: .releasing)
 
+        // The stop completes once no drain of a feedback's queue is left
+        // running: after `stop()` returns, no effect is called any more.
+        let report = StopReport(reduced: reducedCount, discarded: discardedCount)
+        let finalState = state
+        let completing = Countdown(1) { [self] in complete(with: report, finalState: finalState) }
         if let workers {
-            for worker in workers.queued + workers.inline + workers.attached { worker.stop() }
+            for worker in workers.queued + workers.inline + workers.attached {
+                completing.add()
+                worker.stop(whenDrained: completing.done)
+            }
         }
         // Break the worker -> core cycles; runs still finishing keep their
         // worker (and so this core) alive only until they return.
@@ -248,6 +263,29 @@ extension LoopCore {
         hasLatestInlineWorkers = false
         lockFreeQueue?.flushFinishedNodes()
         executor.loopFinished(self)
-        complete(with: StopReport(reduced: reducedCount, discarded: discardedCount), finalState: state)
+        completing.done()
+    }
+}
+
+/// Runs an action once every party added has called ``done()``.
+///
+/// Thread safety: any thread.
+final class Countdown: Sendable {
+    private let remaining: ManagedAtomic<Int>
+    private let action: @Sendable () -> Void
+
+    /// - Parameter parties: how many ``done()`` calls to wait for, before
+    ///   any ``add()``.
+    init(_ parties: Int, action: @escaping @Sendable () -> Void) {
+        remaining = ManagedAtomic(parties)
+        self.action = action
+    }
+
+    /// One more party to wait for; only before the count reaches zero.
+    func add() { remaining.wrappingIncrement(ordering: .relaxed) }
+
+    /// One party is done; the last one runs the action.
+    @Sendable func done() {
+        if remaining.wrappingDecrementThenLoad(ordering: .acquiringAndReleasing) == 0 { action() }
     }
 }

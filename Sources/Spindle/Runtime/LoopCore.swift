@@ -256,6 +256,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     override var budget: Int { options.maxBatch }
 
+    /// The loop's serial queue when it runs on one (`executeOn:`, or
+    /// `SpinExecutor.queue`): where effects that name no queue run.
+    var executorQueue: DispatchQueue? { (executor as? QueueExecutor)?.queue }
+
     /// The `states` subscribers if any subscription was ever made, else nil.
     /// Any thread.
     @inline(__always)
@@ -361,6 +365,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         }
         let result = overflow(event)
         spindle_gate_exit()
+        // Observers hear of it outside the gate section (contract 9).
+        if let hub { report(result, of: event, to: hub) }
         return result
     }
 
@@ -411,35 +417,46 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     // The bounded queue's batch: claim what is free, then apply the policy
     // to the rest. Called inside the emit's gate section; leaves it.
+    // Observers hear of each part of the batch after the section is left
+    // (contract 9): the accepted prefix, then the dropped or rejected rest.
     private func emitToRing(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
         let ring = ringQueue!
         var accepted = 0
+        var result: EmitBatchResult
         while true {
             let remaining = UnsafeBufferPointer(rebasing: events[accepted...])
             let claimed = ring.tryEnqueue(contentsOf: remaining)
             if claimed > 0 {
                 wake()
-                if let hub { for event in remaining.prefix(claimed) { self.accepted(event, hub: hub) } }
                 accepted += claimed
             }
             if accepted == events.count {
                 spindle_gate_exit()
-                return EmitBatchResult(accepted: accepted, dropped: 0, stopped: 0)
+                result = EmitBatchResult(accepted: accepted, dropped: 0, stopped: 0)
+                break
             }
             guard case .bounded(_, .block) = options.queue else {
                 // .dropNewest: the rest of the batch is dropped.
-                for event in events[accepted...] { _ = drop(event) }
                 spindle_gate_exit()
-                return EmitBatchResult(accepted: accepted, dropped: events.count - accepted, stopped: 0)
+                counters.dropped.wrappingIncrement(by: events.count - accepted, ordering: .relaxed)
+                result = EmitBatchResult(accepted: accepted, dropped: events.count - accepted, stopped: 0)
+                break
             }
             // .block: wait, then claim again, unless the loop closed meanwhile.
             guard waitForSpaceOutsideGate() else {
                 spindle_gate_exit()
-                var result = rejectAfterStop(events[accepted...])
-                result.accepted = accepted
-                return result
+                counters.rejectedAfterStop.wrappingIncrement(by: events.count - accepted, ordering: .relaxed)
+                result = EmitBatchResult(accepted: accepted, dropped: 0, stopped: events.count - accepted)
+                break
             }
         }
+        if let hub {
+            for event in events.prefix(accepted) { self.accepted(event, hub: hub) }
+            for event in events[accepted...] {
+                if result.dropped > 0 { hub.eventDropped(event) } else { hub.eventRejected(event) }
+            }
+        }
+        return result
     }
 
     // The runner's own batch goes to its local deque, as single emits do.
@@ -471,6 +488,16 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         return .stopped
     }
 
+    /// Tells the observers what an emit did with `event`. Called with no
+    /// lock held and outside every gate section (contract 9).
+    func report(_ result: EmitResult, of event: Event, to hub: ObserverHub<State, Event>) {
+        switch result {
+        case .accepted: accepted(event, hub: hub)
+        case .dropped: hub.eventDropped(event)
+        case .stopped: hub.eventRejected(event)
+        }
+    }
+
     /// An emit from an effect: false (and counted) unless accepted.
     @discardableResult
     func emitFromEffect(_ event: Event) -> Bool {
@@ -488,20 +515,24 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
 
     // A bounded queue is full: apply its policy. Called inside the emit's
-    // gate section, and returns inside one.
+    // gate section, and returns inside one; counts, but leaves the
+    // observers to the caller, outside the section.
     private func overflow(_ event: Event) -> EmitResult {
         guard case .bounded(_, let policy) = options.queue, let ring = ringQueue else {
             preconditionFailure("Spindle: only a bounded queue can be full")
         }
         switch policy {
         case .dropNewest:
-            return drop(event)
+            counters.dropped.wrappingIncrement(ordering: .relaxed)
+            return .dropped
         case .block:
             while true {
-                guard waitForSpaceOutsideGate() else { return rejectAfterStop(event) }
+                guard waitForSpaceOutsideGate() else {
+                    counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
+                    return .stopped
+                }
                 if ring.tryEnqueue(event) {
                     wake()
-                    if let hub { accepted(event, hub: hub) }
                     return .accepted
                 }
             }
@@ -517,12 +548,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         waitForSpace()
         spindle_gate_enter()
         return !closed.load(ordering: .relaxed)
-    }
-
-    private func drop(_ event: Event) -> EmitResult {
-        counters.dropped.wrappingIncrement(ordering: .relaxed)
-        hub?.eventDropped(event)
-        return .dropped
     }
 
     /// Waits (outside any gate section and any lock) until the bounded
@@ -543,21 +568,41 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         pool?.threadDidUnblock()
     }
 
-    /// An emit that never waits, for effect runs that hold a lock: `.full`
-    /// instead of waiting when a `.block` bounded queue is full (the caller
-    /// waits with `waitForSpace()` after releasing its lock, then retries).
-    func emitWithoutWaiting(_ event: Event) -> EmitAttempt {
-        if isOnRunner { return EmitAttempt(emitOnRunner(event)) }
-        // The default queue is never full: an emit never waits.
-        if queueTag == .lockFree { return EmitAttempt(emitInOrderAcrossThreads(event)) }
-        spindle_gate_enter()
-        defer { spindle_gate_exit() }
-        if closed.load(ordering: .relaxed) { return EmitAttempt(rejectAfterStop(event)) }
-        if tryEnqueueAndWake(event) {
-            if let hub { accepted(event, hub: hub) }
+    /// `waitForSpace()` for a task: suspends instead of blocking its thread
+    /// (which may be a cooperative thread that other tasks need).
+    func waitForSpaceSuspending() async {
+        guard let ring = ringQueue else { return }
+        await ring.asyncSpaceWaiters.wait { [closed] in
+            ring.depth < ring.capacity || closed.load(ordering: .relaxed)
+        }
+    }
+
+    /// An emit that never waits and tells no observer, for effect runs
+    /// that hold a lock: `.full` instead of waiting when a `.block` bounded
+    /// queue is full (the caller waits with `waitForSpace()` after releasing
+    /// its lock, then retries). Counts as every emit does; the caller hands
+    /// the answer to ``report(_:of:to:)`` once its lock is released.
+    func emitUnreportedWithoutWaiting(_ event: Event) -> EmitAttempt {
+        if isOnRunner {
+            if closed.load(ordering: .relaxed) {
+                counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
+                return .stopped
+            }
+            reentrant.append(event)
             return .accepted
         }
-        if case .bounded(_, .dropNewest) = options.queue { return EmitAttempt(drop(event)) }
+        spindle_gate_enter()
+        defer { spindle_gate_exit() }
+        if closed.load(ordering: .relaxed) {
+            counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
+            return .stopped
+        }
+        // The default queue is never full: its enqueue never fails.
+        if tryEnqueueAndWake(event) { return .accepted }
+        if case .bounded(_, .dropNewest) = options.queue {
+            counters.dropped.wrappingIncrement(ordering: .relaxed)
+            return .dropped
+        }
         return .full
     }
 

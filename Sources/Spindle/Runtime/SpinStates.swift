@@ -10,12 +10,10 @@ internal import CSpindle
 /// Dropping the sequence and its iterators, or cancelling the task that
 /// waits in `next()`, ends the subscription.
 ///
-/// **Waiting.** When no state is buffered, `next()` first watches for one
-/// for up to ``spinNanoseconds`` (20 µs) on its thread, then suspends. A
-/// consumer that keeps up with a busy loop (a closed loop: emit, await the
-/// state, emit again) so takes each state without a suspension and the
-/// thread wake-up that would follow it (~13 µs here); the price is up to
-/// 20 µs of CPU per `next()` that finds nothing, at most once per state.
+/// **Waiting.** When no state is buffered, `next()` suspends at once: it
+/// never spins on its thread (which may be the main actor's, or one of the
+/// few cooperative threads other tasks need). The runner resumes it with the
+/// next state.
 ///
 /// **Buffering.** ``SpinLoop/states`` buffers without bound, like the
 /// `AsyncStream` it replaces: a consumer that lags holds every state it has
@@ -29,9 +27,6 @@ internal import CSpindle
 public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
     public typealias Element = State
     public typealias Failure = Never
-
-    /// How long `next()` watches for a state before it suspends.
-    public static var spinNanoseconds: UInt64 { 20_000 }
 
     /// What a subscription keeps while its consumer lags.
     public enum BufferingPolicy: Sendable, Hashable {
@@ -107,8 +102,8 @@ final class StateSubscriptionHandle<State: Sendable>: Sendable {
 /// batches, taken by `next()`.
 ///
 /// Thread safety: `append`/`end` from the runner (or a stopping thread),
-/// `next` from the consuming task; the buffer is under `storage`'s lock and
-/// `deliveries` is atomic. No lock is held while a waiter is resumed.
+/// `next` from the consuming task; the buffer is under `storage`'s lock.
+/// No lock is held while a waiter is resumed.
 final class StateSubscription<State: Sendable>: Sendable {
     private struct Storage {
         var states: [State] = []
@@ -153,9 +148,6 @@ final class StateSubscription<State: Sendable>: Sendable {
 
     // protected by lock
     private let storage: Lock<Storage>
-    /// atomic: any thread. Counts appends and the end, so a watching
-    /// `next()` sees news without taking the lock.
-    private let deliveries = UnsafeAtomic<UInt64>.create(0)
 
     init(limit: Int = .max, onCancel: @escaping @Sendable () -> Void) {
         storage = Lock(Storage(limit: limit, onCancel: onCancel))
@@ -163,7 +155,6 @@ final class StateSubscription<State: Sendable>: Sendable {
     }
 
     deinit {
-        deliveries.destroy()
         LiveCounts.stateSubscriptions.wrappingDecrement(ordering: .relaxed)
     }
 
@@ -189,7 +180,6 @@ final class StateSubscription<State: Sendable>: Sendable {
                 storage.dropBeyondLimit()
             }
         }
-        deliveries.wrappingIncrement(ordering: .releasing)
         if let (waiter, state) = first { waiter.resume(returning: state) }
         for (waiter, state) in more { waiter.resume(returning: state) }
     }
@@ -221,25 +211,8 @@ final class StateSubscription<State: Sendable>: Sendable {
             }
             return (storage.waiters, cancelled ? storage.onCancel : nil)
         }
-        deliveries.wrappingIncrement(ordering: .releasing)
         for waiter in waiters { waiter.resume(returning: nil) }
         onCancel?()
-    }
-
-    private enum Take {
-        case state(State)
-        case ended
-        /// Nothing buffered yet; the delivery count seen.
-        case empty(UInt64)
-    }
-
-    /// A buffered state, the end, or the delivery count to watch.
-    private func take() -> Take {
-        storage.withLock { storage in
-            if storage.hasBuffered { return .state(storage.takeBuffered()) }
-            if storage.ended { return .ended }
-            return .empty(deliveries.load(ordering: .relaxed))
-        }
     }
 
     func next(isolation actor: isolated (any Actor)?) async -> State? {
@@ -247,20 +220,6 @@ final class StateSubscription<State: Sendable>: Sendable {
             end(cancelled: true)
             return nil
         }
-        switch take() {
-        case .state(let state): return state
-        case .ended: return nil
-        case .empty(let seen):
-            // Watch for a delivery before suspending (see SpinStates).
-            let deadline = spindle_monotonic_ns() &+ SpinStates<State>.spinNanoseconds
-            var spins = 0
-            while deliveries.load(ordering: .relaxed) == seen {
-                spindle_cpu_relax()
-                spins &+= 1
-                if spins & 15 == 0, spindle_monotonic_ns() >= deadline { break }
-            }
-        }
-        if case .state(let state) = take() { return state }
         return await withTaskCancellationHandler {
             await withUnsafeContinuation(isolation: actor) { (continuation: UnsafeContinuation<State?, Never>) in
                 let ready: (State?)? = storage.withLock { storage in
