@@ -87,75 +87,54 @@ extension Feedback {
     /// The states publisher is shared (a subject): a subscriber sees the
     /// states sent after it subscribed. Subscriptions made while the returned
     /// publisher is subscribed to (the usual `map`, `filter`, `merge` chains)
-    /// see every state from the initial one. States are sent from one task,
-    /// one at a time.
+    /// see every state from the initial one. The engine sends each state
+    /// synchronously, in reduction order, where the feedback runs: on
+    /// `queue` when one is named, else on the loop's executor (the spin's
+    /// `executeOn:` queue, or a reducer thread) — so the operators chained
+    /// on the states publisher run there, as in Spin.Swift.
     ///
     /// > Important: Stopping (or releasing) the loop cancels the
-    /// > subscription and stops sending states; events delivered after that
-    /// > are discarded, never reduced. There is no execution strategy: a new
-    /// > state never cancels the one run.
+    /// > subscription and completes the states publisher; events delivered
+    /// > after that are discarded, never reduced. There is no execution
+    /// > strategy: a new state never cancels the one run. Keep the chain
+    /// > cheap on the loop's executor, or name a queue.
     ///
     /// - Parameters:
-    ///   - effect: called once per loop with the publisher of its states.
-    ///   - queue: where states are handed over (nil: the spin's `executeOn:`
-    ///     queue, or a serial queue of the feedback's own).
+    ///   - effect: called once per loop, with the first state, with the
+    ///     publisher of its states.
+    ///   - queue: where the states are sent and the chain runs (nil: the
+    ///     loop's executor).
     public init(
         streamEffect effect: @escaping @Sendable (AnyPublisher<State, Never>) -> AnyPublisher<Event, Never>,
         on queue: DispatchQueue? = nil
     ) {
-        self.init(
-            streamEffect: { (states: AsyncStream<State>) -> AsyncStream<Event> in
-                let subject = StateSubject<State>()
-                let stream = asyncValues(of: effect(subject.publisher), onTermination: {
-                    subject.stopForwarding()
-                })
-                // Subscribed now: only then are the states sent.
-                subject.startForwarding(states)
-                return stream
-            },
-            on: queue)
+        self.init(pipe: { emitter in
+            let states = StateSubject<State>()
+            let subscription = SubscriptionBox()
+            // Subscribed with the first state, on the feedback's runner,
+            // before that state is sent.
+            subscription.keep(effect(states.publisher).sink { event in _ = emitter.emit(event) })
+            return StatePipe(send: { states.send($0) }, close: {
+                subscription.cancel()
+                states.finish()
+            })
+        }, on: queue)
     }
 }
 
-/// The shared publisher of a stream-form feedback's states, and the task
-/// that forwards the loop's states to it.
+/// The shared publisher of a stream-form feedback's states. The engine
+/// sends it each state, in order, on the feedback's runner (its queue, else
+/// the loop's executor), so the operators chained on it run there.
 ///
 /// `@unchecked Sendable`: `PassthroughSubject` is not marked `Sendable`, but
-/// it is thread-safe (it locks its subscriber list and demand); it is sent to
-/// from the forwarding task only, so its values keep their order.
+/// it is thread-safe (it locks its subscriber list and demand); it is sent
+/// to by one runner at a time, so its values keep their order.
 final class StateSubject<State: Sendable>: @unchecked Sendable {
-    private struct Forwarding {
-        var task: Task<Void, Never>?
-        var stopped = false
-    }
-
     private let subject = PassthroughSubject<State, Never>()
-    // protected by lock
-    private let forwarding = Lock(Forwarding())
 
     var publisher: AnyPublisher<State, Never> { subject.eraseToAnyPublisher() }
 
-    /// Starts a task that sends every state of `states`, then completes the
-    /// subject. Does nothing after ``stopForwarding()``.
-    func startForwarding(_ states: AsyncStream<State>) {
-        forwarding.withLock { forwarding in
-            guard !forwarding.stopped else { return }
-            forwarding.task = Task { [self] in
-                for await state in states {
-                    subject.send(state)
-                }
-                if !Task.isCancelled { subject.send(completion: .finished) }
-            }
-        }
-    }
+    func send(_ state: State) { subject.send(state) }
 
-    /// Cancels the forwarding task (now, or before it starts). Any thread.
-    func stopForwarding() {
-        let task = forwarding.withLock { forwarding -> Task<Void, Never>? in
-            forwarding.stopped = true
-            defer { forwarding.task = nil }
-            return forwarding.task
-        }
-        task?.cancel()
-    }
+    func finish() { subject.send(completion: .finished) }
 }

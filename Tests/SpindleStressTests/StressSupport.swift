@@ -333,3 +333,39 @@ enum ProcessProbe {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 }
+
+/// Runs `round` until `wanted` rounds have raced (returned non-nil), or
+/// `wanted × 20` attempts were made; returns the sum of what the raced
+/// rounds returned, and how many raced. A round whose race did not happen
+/// (its premise failed: on a loaded machine the stop can come after every
+/// producer finished) proves nothing either way, so it is run again, never
+/// failed; its other checks (conservation, order) still ran.
+func raceRounds(
+    _ wanted: Int, _ round: (_ index: Int) async -> Int?
+) async -> (total: Int, raced: Int) {
+    var total = 0
+    var raced = 0
+    var attempt = 0
+    while raced < wanted, attempt < wanted * 20 {
+        if let checked = await round(attempt) {
+            total += checked
+            raced += 1
+        }
+        attempt += 1
+    }
+    return (total, raced)
+}
+
+/// Producers hold at a point of their run until the stop is on its way,
+/// so the stop meets them mid-stream even when it is scheduled late.
+final class StopComing: Sendable {
+    private let raised = Counter()
+
+    /// Called by the stopping task right before it stops the loop.
+    func announce() { raised.add() }
+
+    /// Waits (a producer thread) until ``announce()`` was called.
+    func wait() {
+        while raised.current == 0 { usleep(50) }
+    }
+}

@@ -42,6 +42,13 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         /// it reads every state, in order, from the stream, and emits through
         /// the emitter. Stop finishes the stream and cancels the run.
         case stream(@Sendable (AsyncStream<State>, EffectEmitter<Event>) async throws -> Void)
+        /// One pipe for the loop's whole life, opened with the first state:
+        /// every state is handed to it synchronously, in order, where the
+        /// feedback runs (its queue, else the loop's executor), and it
+        /// emits through the emitter from wherever it likes. Stop closes
+        /// it; its later events are discarded. (A Combine subject's form:
+        /// its operators run where the states are sent.)
+        case pipe(@Sendable (EffectEmitter<Event>) -> StatePipe<State>)
         /// Not driven by states: one run for the loop's whole life, started
         /// with the first state (which it does not see), emitting through
         /// the emitter. Stop cancels the run.
@@ -250,6 +257,27 @@ package struct EffectEmitter<Event: Sendable>: Sendable {
     package init(emit: @escaping @Sendable (Event) -> Bool, send: @escaping @Sendable (Event) async -> Bool) {
         self.emit = emit
         self.send = send
+    }
+}
+
+/// The open end of a pipe feedback (see `Feedback.Effect.pipe`).
+package struct StatePipe<State: Sendable>: Sendable {
+    /// Takes one state; called in reduction order by the feedback's runner.
+    package let send: @Sendable (State) -> Void
+    /// Closes the pipe (the loop stopped). Called once, from any thread.
+    package let close: @Sendable () -> Void
+
+    package init(send: @escaping @Sendable (State) -> Void, close: @escaping @Sendable () -> Void) {
+        self.send = send
+        self.close = close
+    }
+}
+
+extension Feedback {
+    /// A pipe feedback (see `Feedback.Effect.pipe`), for bridges such as
+    /// SpindleCombine's stream-form publisher feedback.
+    package init(pipe open: @escaping @Sendable (EffectEmitter<Event>) -> StatePipe<State>, on queue: DispatchQueue?) {
+        self.init(effect: .pipe(open), queue: queue, strategy: .continueOnNewState)
     }
 }
 

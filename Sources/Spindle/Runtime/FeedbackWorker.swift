@@ -47,6 +47,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var live: [UInt64: RunSlot] = [:]
         var stopped = false
         var attachment: AttachedSubscription?
+        /// A pipe feedback's open pipe, closed by `stop`.
+        var pipe: StatePipe<State>?
     }
 
     private enum RunSlot {
@@ -121,6 +123,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var draining = RawFIFO<State>()
         /// Whether the stream (or source) feedback's run has started.
         var streamStarted = false
+        /// A pipe feedback's pipe, once opened (the stop closes it through
+        /// `runs.pipe`).
+        var pipe: StatePipe<State>?
         /// The next synchronous run's number (used only when observed).
         var nextSyncRunID: UInt64 = 0
         /// The next inline worker of the loop, in declaration order. Set by
@@ -295,12 +300,15 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             let cancelled = cancelLive(&runs)
             let attachment = runs.attachment
             runs.attachment = nil
-            return (cancelled, attachment)
+            let pipe = runs.pipe
+            runs.pipe = nil
+            return (cancelled, (attachment, pipe))
         }
         reports?.drain()
         streamInput?.finish()
         for task in cancelled { task.cancel() }
-        attachment?.cancel()
+        attachment.0?.cancel()
+        attachment.1?.close()
         if !draining { drained() }
     }
 
@@ -406,6 +414,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
                 }
             }
             streamInput?.yield(state)
+        case .pipe(let open):
+            if runnerOwned.pipe == nil { openPipe(open) }
+            runnerOwned.pipe?.send(state)
         case .source(let body):
             if !runnerOwned.streamStarted {
                 runnerOwned.streamStarted = true
@@ -480,6 +491,32 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             }
         }
         if cancelNow { task.cancel() }
+    }
+
+    // Opens a pipe feedback's pipe, once, with the first state: one run
+    // for the loop's life, whose events are discarded once the loop stops.
+    // Runner only.
+    private func openPipe(_ open: @Sendable (EffectEmitter<Event>) -> StatePipe<State>) {
+        let begun: (run: EffectRun, generation: UInt64)? = runs.withLock { runs in
+            guard !runs.stopped else { return nil }
+            let run = EffectRun(feedbackIndex: index, id: runs.nextID)
+            runs.nextID &+= 1
+            core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
+            if let reports, let hub = core.hub { reports.append { hub.effectStarted(run) } }
+            return (run, runs.generation)
+        }
+        guard let (run, generation) = begun else { return }
+        reports?.drain()
+        let pipe = open(EffectEmitter<Event>(
+            emit: { [self] event in self.emit(event, generation: generation, run: run) },
+            send: { [self] event in await self.send(event, generation: generation, run: run) }))
+        runnerOwned.pipe = pipe
+        let closeNow = runs.withLock { runs -> Bool in
+            if runs.stopped { return true }
+            runs.pipe = pipe
+            return false
+        }
+        if closeNow { pipe.close() }
     }
 
     private func finished(_ run: EffectRun) {

@@ -41,6 +41,8 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
         /// Whether a source feedback's one run has started.
         var sourceStarted = false
         var attachment: AttachedSubscription?
+        /// A pipe feedback's pipe, once opened.
+        var pipe: StatePipe<State>?
     }
 
     private struct Books: Sendable {
@@ -167,6 +169,19 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
                 if isNew {
                     start(run, cancellingPrevious: false) { emitter in try await body(emitter) }
                 }
+            case .pipe(let open):
+                let pipe = books.withLock { books -> (StatePipe<State>?, Bool) in
+                    (books.feedbacks[feedbackIndex].pipe, books.feedbacks[feedbackIndex].pipe == nil)
+                }
+                if let pipe = pipe.0 {
+                    pipe.send(state)
+                } else {
+                    let opened = open(EffectEmitter { [weak self] event in
+                        self?.emit(event, from: run, generation: nil) ?? false
+                    })
+                    books.withLock { $0.feedbacks[feedbackIndex].pipe = opened }
+                    opened.send(state)
+                }
             case .attached, .merged:
                 break
             }
@@ -176,8 +191,10 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
     /// Cancels every run, detaches the gears, lets the cancelled runs end,
     /// and retires the executor. Events emitted afterwards are discarded.
     func stop() {
-        let (tasks, attachments, sources) = books.withLock { books in
-            guard !books.stopped else { return ([Task<Void, Never>](), [AttachedSubscription](), [StateSource<State>]()) }
+        let (tasks, attachments, sources, pipes) = books.withLock { books in
+            guard !books.stopped else {
+                return ([Task<Void, Never>](), [AttachedSubscription](), [StateSource<State>](), [StatePipe<State>]())
+            }
             books.stopped = true
             var tasks: [Task<Void, Never>] = []
             for run in books.routerRuns {
@@ -199,10 +216,15 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
             }
             let attachments = books.feedbacks.compactMap(\.attachment)
             let sources = books.feedbacks.compactMap(\.source)
-            for index in books.feedbacks.indices { books.feedbacks[index].attachment = nil }
-            return (tasks, attachments, sources)
+            let pipes = books.feedbacks.compactMap(\.pipe)
+            for index in books.feedbacks.indices {
+                books.feedbacks[index].attachment = nil
+                books.feedbacks[index].pipe = nil
+            }
+            return (tasks, attachments, sources, pipes)
         }
         for source in sources { source.finish() }
+        for pipe in pipes { pipe.close() }
         for task in tasks { task.cancel() }
         for attachment in attachments { attachment.cancel() }
         drainExecutor()
