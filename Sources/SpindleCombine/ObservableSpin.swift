@@ -13,10 +13,12 @@ import Spindle
 /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineObservableSpin")
 ///
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
-/// `start()` on, ``state`` is set on the main actor to the initial state,
-/// then to the loop's states in reduction order; `objectWillChange` and
-/// `$state` send there, before each change. It is built on `UISpin`,
-/// rendering on the main queue.
+/// `start()` on, ``state`` is set on the main actor to the loop's new
+/// states in reduction order; `objectWillChange` and `$state` send there,
+/// before each change. The initial state is published once, as the value
+/// `$state` gives a new subscriber; `start()` does not publish it again
+/// (Spin.Swift's `SwiftUISpin` does). It is built on `UISpin`, rendering
+/// on the main actor.
 ///
 /// > Important: Publishing is conflated by default
 /// > (`StateDelivery.latestState`): under a busy loop ``state`` skips
@@ -56,10 +58,7 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     ) {
         state = spin.initialState
         uiSpin = UISpin(spin: spin, options: options, renderOn: .main, rendering: publishing)
-        // Renders run on the main queue, which is the main actor's.
-        uiSpin.render(on: self, using: { observable in
-            { state in MainActor.assumeIsolated { observable.publish(state: state) } }
-        })
+        uiSpin.render(onMainActor: self, using: { $0.publish(state:) })
     }
 
     /// Starts the loop: ``state`` follows it from the initial state on.
@@ -104,7 +103,15 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
         uiSpin.binding(for: keyPath, event: event)
     }
 
+    /// Whether the initial state, the first render, has come: ``state``
+    /// already holds it, so it is not published a second time.
+    private var initialRendered = false
+
     private func publish(state: State) {
+        guard initialRendered else {
+            initialRendered = true
+            return
+        }
         self.state = state
     }
 }

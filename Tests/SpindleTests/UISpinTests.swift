@@ -21,6 +21,25 @@ private final class Screen {
     }
 }
 
+/// A container isolated to the main actor (a view controller's shape).
+@MainActor
+private final class MainActorScreen {
+    static let mainQueueKey: DispatchSpecificKey<Int> = {
+        let key = DispatchSpecificKey<Int>()
+        DispatchQueue.main.setSpecific(key: key, value: 1)
+        return key
+    }()
+    var rendered: [Int] = []
+    var offMain = 0
+
+    init() { _ = Self.mainQueueKey }
+
+    func render(state: Int) {
+        rendered.append(state)
+        if DispatchQueue.getSpecific(key: Self.mainQueueKey) != 1 { offMain += 1 }
+    }
+}
+
 /// Runs `body` on `queue` and waits for it without blocking a Swift
 /// concurrency thread.
 private func onQueue(_ queue: DispatchQueue, _ body: @escaping @Sendable () -> Void) async {
@@ -72,6 +91,32 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         #expect(screen.rendered.values == Array(0...20) + [120])
         #expect(screen.onRenderQueue.values.allSatisfy { $0 })
         #expect(uiSpin.state == 120)
+    }
+
+    @Test func theInitialStateIsRenderedFirstEvenWhenConflated() async {
+        let (queue, key) = renderQueue()
+        let screen = Screen(key: key)
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue)
+        uiSpin.render(on: screen, using: { $0.render(state:) })
+        // The render queue is held while the loop counts to 20 by itself.
+        let held = DispatchSemaphore(value: 0)
+        queue.async { held.wait() }
+        uiSpin.start()
+        #expect(await eventually { uiSpin.state == 20 })
+        held.signal()
+        #expect(await eventually { screen.rendered.values.last == 20 })
+        #expect(screen.rendered.values == [0, 20])
+    }
+
+    @MainActor @Test func aMainActorContainerIsRenderedOnTheMainActorWhateverTheRenderQueue() async {
+        let (queue, _) = renderQueue()
+        let screen = MainActorScreen()
+        let uiSpin = UISpin(spin: counterSpin(), renderOn: queue, rendering: .everyState)
+        uiSpin.render(onMainActor: screen, using: { $0.render(state:) })
+        uiSpin.start()
+        #expect(await eventuallyOnMainActor { screen.rendered.last == 20 })
+        #expect(screen.rendered == Array(0...20))
+        #expect(screen.offMain == 0)
     }
 
     @Test func aContainerAddedLaterFirstSeesTheLastRenderedState() async {

@@ -13,8 +13,10 @@ import Observation
 /// @Snippet(path: "Spindle/Snippets/Spindle/UserInterfaces", slice: "swiftui")
 ///
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
-/// `start()` on, ``state`` follows the loop on the main actor. It is built
-/// on ``UISpin``, rendering on the main queue.
+/// `start()` on, ``state`` follows the loop on the main actor: it is set to
+/// each new state (the initial state, which it already holds, is not set
+/// again, so observers see no change at start). It is built on ``UISpin``,
+/// rendering on the main actor.
 ///
 /// > Important: Publishing is conflated by default
 /// > (``StateDelivery/latestState``): under a busy loop ``state`` skips
@@ -48,10 +50,7 @@ public final class ObservationSpin<State: Sendable, Event: Sendable> {
     public init(spin: Spin<State, Event>, options: SpinOptions = .init(), publishing: StateDelivery = .latestState) {
         state = spin.initialState
         uiSpin = UISpin(spin: spin, options: options, renderOn: .main, rendering: publishing)
-        // Renders run on the main queue, which is the main actor's.
-        uiSpin.render(on: self, using: { model in
-            { state in MainActor.assumeIsolated { model.publish(state) } }
-        })
+        uiSpin.render(onMainActor: self, using: { $0.publish })
     }
 
     /// Starts the loop: ``state`` follows it from the initial state on.
@@ -94,8 +93,17 @@ public final class ObservationSpin<State: Sendable, Event: Sendable> {
         uiSpin.binding(for: keyPath, event: event)
     }
 
-    private func publish(_ newState: State) {
-        state = newState
+    /// Whether the initial state, the first render, has come: ``state``
+    /// already holds it, so it is not set a second time (which observers
+    /// would see as a change).
+    @ObservationIgnored private var initialRendered = false
+
+    private func publish(_ state: State) {
+        guard initialRendered else {
+            initialRendered = true
+            return
+        }
+        self.state = state
     }
 }
 #endif

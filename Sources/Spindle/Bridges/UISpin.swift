@@ -6,9 +6,12 @@ import Dispatch
 /// @Snippet(path: "Spindle/Snippets/Spindle/UserInterfaces", slice: "screen")
 ///
 /// Before ``start()`` nothing runs and nothing is rendered. From `start()`
-/// on, each container given to ``render(on:using:)`` sees the initial state
-/// first, then the loop's states in reduction order, on the render queue;
-/// a container added later first sees the last rendered state.
+/// on, each container given to ``render(on:using:)`` or
+/// ``render(onMainActor:using:)`` sees the initial state
+/// first (always, conflated or not, as Spin.Swift renders it), then the
+/// loop's states in reduction order, on the render queue — or, for a
+/// main-actor container, on the main actor; a container added later first
+/// sees the last rendered state.
 ///
 /// > Important: Renders are conflated by default
 /// > (``StateDelivery/latestState``): a UI draws the latest state, so under
@@ -30,7 +33,11 @@ import Dispatch
 public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
     private let spin: Spin<State, Event>
     private let options: SpinOptions
+    /// The containers rendered on the render queue.
     private let renderers: Renderers<State>
+    /// The main-actor containers, rendered on the main queue (the same
+    /// object as `renderers` when the render queue is the main queue).
+    private let mainRenderers: Renderers<State>
     private let rendering: StateDelivery
     // protected by lock: the loop, once started.
     private let running = Lock<SpinLoop<State, Event>?>(nil)
@@ -51,6 +58,7 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
         self.spin = spin
         self.options = options
         self.renderers = Renderers(queue: queue)
+        self.mainRenderers = queue === DispatchQueue.main ? renderers : Renderers(queue: .main)
         self.rendering = rendering
     }
 
@@ -64,15 +72,47 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
     /// see `rendering:`), on the render queue, until the container is
     /// released (it is held weakly).
     ///
+    /// The function is `@Sendable` and not isolated to an actor: it is
+    /// called on the render queue. A container isolated to the main actor
+    /// (a view controller, a `@MainActor` model) takes
+    /// ``render(onMainActor:using:)`` instead, which renders on the main
+    /// actor whatever the render queue: passing a `@MainActor` method here
+    /// does not compile ("loses global actor 'MainActor'").
+    ///
     /// - Parameters:
     ///   - container: the object to render on, usually the caller (`self`).
     ///   - function: picks the container's render method, e.g.
     ///     `{ $0.render(state:) }`; called on the render queue.
     public func render<Container: AnyObject>(
         on container: Container,
-        using function: @escaping (Container) -> (State) -> Void
+        using function: @escaping @Sendable (Container) -> (State) -> Void
     ) {
         renderers.add(RenderTarget(container: container, function: function).erased)
+    }
+
+    /// Renders the loop's states on a main-actor `container`, on the main
+    /// actor (the main queue), until the container is released (it is held
+    /// weakly). The isolation is in the signature: a main-actor container
+    /// is always rendered on the main actor, whatever `renderOn:` says.
+    ///
+    /// - Parameters:
+    ///   - container: the object to render on, usually the caller (`self`).
+    ///   - function: picks the container's render method, e.g.
+    ///     `{ $0.render(state:) }`; called on the main actor.
+    @MainActor
+    public func render<Container: AnyObject>(
+        onMainActor container: Container,
+        using function: @escaping @MainActor (Container) -> (State) -> Void
+    ) {
+        // The container is the main actor's: the target holds it weakly and
+        // touches it only on the main queue, the main actor's executor.
+        // Hence `nonisolated(unsafe)` for the two hand-overs.
+        let onMain: @Sendable (Container) -> (State) -> Void = { container in
+            nonisolated(unsafe) let container = container
+            return { state in MainActor.assumeIsolated { function(container)(state) } }
+        }
+        nonisolated(unsafe) let container = container
+        mainRenderers.add(RenderTarget(container: container, function: onMain).erased)
     }
 
     /// Starts the loop: renders begin with the initial state. Calling it
@@ -81,10 +121,17 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
         running.withLock { loop in
             guard loop == nil else { return }
             let renderers = self.renderers
-            let render = Feedback<State, Event>(effect: { state in renderers.render(state) }, on: renderers.queue)
-                .delivering(rendering)
+            var rendered = spin.addingFeedback(
+                Feedback<State, Event>(effect: { state in renderers.render(state) }, on: renderers.queue)
+                    .delivering(rendering))
+            if mainRenderers !== renderers {
+                let mainRenderers = self.mainRenderers
+                rendered = rendered.addingFeedback(
+                    Feedback<State, Event>(effect: { state in mainRenderers.render(state) }, on: .main)
+                        .delivering(rendering))
+            }
             // The spin's observers stay with it.
-            loop = spin.addingFeedback(render).start(options: options)
+            loop = rendered.start(options: options)
         }
     }
 

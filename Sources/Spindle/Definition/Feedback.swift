@@ -202,8 +202,9 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// @Snippet(path: "Spindle/Snippets/Spindle/FeedbackFormsQueues", slice: "latest")
     ///
     /// > Important: With ``StateDelivery/latestState`` the feedback may skip
-    /// > states (never the initial one when it is the latest, never the
-    /// > final one), and what it gets stays in reduction order. A feedback
+    /// > states (never the initial one, never the latest one while the loop
+    /// > runs), never gets a state twice, and what it gets stays in
+    /// > reduction order. A feedback
     /// > on the loop's executor runs once per batch, after the batch's
     /// > reductions, with its last state. For a merged feedback
     /// > (``init(effects:)``) every part is conflated.

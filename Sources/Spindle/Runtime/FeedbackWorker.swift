@@ -31,6 +31,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private struct Mailbox: ~Copyable {
         var pending = RawFIFO<State>()
         var scheduled = false
+        /// A drain is running on the queue (it may be calling the effect).
+        var running = false
+        /// The initial state has not been taken by a drain yet: conflation
+        /// keeps it (a renderer always draws the initial state first).
+        var initialPending = true
         var stopped = false
         /// Set by a stop that found a drain scheduled or running: called by
         /// that drain as it leaves the queue.
@@ -196,25 +201,32 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             if let last = states.last { deliverLatest(last) }
             return
         }
-        post { $0.append(copying: states) }
+        post { $0.pending.append(copying: states) }
     }
 
     /// Hands the latest state to a feedback that takes only the latest: it
-    /// replaces the state waiting in the mailbox, if any. Runner only.
+    /// replaces the state waiting in the mailbox, if any — but never the
+    /// initial state, which the feedback always gets first. Runner only.
     func deliverLatest(_ state: State) {
         core.assertOnRunner()
-        post { pending in
-            pending.removeAll()
-            pending.append(state)
+        post { mailbox in
+            if mailbox.initialPending, !mailbox.pending.isEmpty {
+                let initial = mailbox.pending.removeFirst()
+                mailbox.pending.removeAll()
+                mailbox.pending.append(initial)
+            } else {
+                mailbox.pending.removeAll()
+            }
+            mailbox.pending.append(state)
         }
     }
 
     // Fills the mailbox under its lock (unless stopped) and schedules one
     // drain on the queue when none is scheduled. Runner only.
-    private func post(_ fill: (inout RawFIFO<State>) -> Void) {
+    private func post(_ fill: (inout Mailbox) -> Void) {
         let schedule = mailbox.withLock { mailbox -> Bool in
             guard !mailbox.stopped else { return false }
-            fill(&mailbox.pending)
+            fill(&mailbox)
             if mailbox.scheduled { return false }
             mailbox.scheduled = true
             return true
@@ -291,8 +303,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         let draining = mailbox.withLock { mailbox -> Bool in
             mailbox.stopped = true
             mailbox.pending.removeAll()
-            if mailbox.scheduled { mailbox.onDrained = drained }
-            return mailbox.scheduled
+            // A drain scheduled but not running yet will see the stop
+            // before any effect call: only a running one is waited for.
+            if mailbox.running { mailbox.onDrained = drained }
+            return mailbox.running
         }
         let (cancelled, attachment) = runs.withLock { runs in
             runs.stopped = true
@@ -367,6 +381,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             let (idle, onDrained) = mailbox.withLock { mailbox -> (Bool, (@Sendable () -> Void)?) in
                 guard mailbox.pending.isEmpty || mailbox.stopped else { return (false, nil) }
                 mailbox.scheduled = false
+                mailbox.running = false
                 defer { mailbox.onDrained = nil }
                 return (true, mailbox.onDrained)
             }
@@ -380,7 +395,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // Moves the queued states into `draining`; false when there are none.
     private func takeBatch() -> Bool {
         mailbox.withLock { mailbox -> Bool in
+            // Under the lock that `stop` takes after raising `stopping`:
+            // either the stop sees this drain running and waits for it, or
+            // the drain sees `stopping` before its first effect call.
+            mailbox.running = true
             if mailbox.pending.isEmpty || mailbox.stopped { return false }
+            mailbox.initialPending = false
             mailbox.pending.exchange(with: &runnerOwned.draining)
             return true
         }

@@ -1,0 +1,93 @@
+import Dispatch
+import Foundation
+@_spi(Testing) import Spindle
+import Testing
+import SpindleTestSupport
+
+// The contract at the edges: no user code under the engine's locks, and
+// conflated feedbacks that never see a state twice.
+
+/// An observer whose `eventAccepted` blocks on the first `marker` event
+/// until the test releases it.
+final class BlockingAcceptObserver: SpinObserver, Sendable {
+    typealias State = Int
+    typealias Event = Int
+    let marker: Int
+    let latch = Latch()
+    private let blockedOnce = Counter()
+
+    init(marker: Int) { self.marker = marker }
+
+    func eventAccepted(_ event: Int) {
+        if event == marker, blockedOnce.add() == 1 { latch.block() }
+    }
+}
+
+@Suite("Edges of the contract")
+struct EdgeContractTests {
+    static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .bounded(capacity: 64, overflow: .dropNewest)]
+
+    /// An effect run's emit is reported to the observers after the
+    /// feedback's lock and the emit's gate section are left: while the hook
+    /// blocks, the loop goes on reducing other producers' events and handing
+    /// new states to that same feedback (whose runs take that lock).
+    @Test(.serialized, arguments: queues)
+    func anObserverHookThatBlocksHoldsUpOnlyItsOwnCaller(queue: QueueKind) async throws {
+        let marker = 1_000_000
+        let observer = BlockingAcceptObserver(marker: marker)
+        let runs = Counter()
+        let spin = Spin<Int, Int>(
+            initialState: 0,
+            feedbacks: [
+                Feedback(effect: { (state: Int) async -> Int? in
+                    runs.add()
+                    // Emitted after a suspension, from a cooperative thread,
+                    // not from the runner (whose own emits the hook would
+                    // hold up: it is their caller). The hook blocks that one
+                    // cooperative thread: the cases run one at a time, so
+                    // the suite's other tests keep the rest.
+                    await Task.yield()
+                    return state == 0 ? marker : nil
+                }, applying: .continueOnNewState),
+            ],
+            reducer: Reducer { state, event in event == marker ? state : state + event }
+        ).observed(by: observer)
+        let loop = spin.start(options: SpinOptions(queue: queue))
+        #expect(await eventually { observer.latch.isBlocked })
+        let runsBefore = runs.current
+        let producer = await onThread { (0..<100).map { _ in loop.emit(1) } }
+        let accepted = producer.filter { $0 == .accepted }.count
+        // Reduced, and each new state handed to the feedback, while the hook
+        // still blocks.
+        #expect(await eventually { loop.state == accepted && runs.current >= runsBefore + 1 })
+        #expect(observer.latch.isBlocked)
+        observer.latch.release()
+        await loop.stop()
+        #expect(loop.state == accepted)
+    }
+
+    /// A slice that reduces nothing (it only serves a new `states`
+    /// subscriber) does not hand the feedbacks the state they already had.
+    @Test(arguments: ExecutorKind.allCases, [false, true])
+    func aConflatedFeedbackNeverSeesAStateTwiceWhenStatesAreSubscribed(executor: ExecutorKind, onQueue: Bool) async throws {
+        let seen = Recorder<Int>()
+        let queue = DispatchQueue(label: "spindle-test-conflated")
+        try await executor.withExecutor { spinExecutor in
+            var feedback = Feedback<Int, Int>(effect: { (state: Int) -> Int? in seen.append(state); return nil })
+                .delivering(.latestState)
+            if onQueue { feedback = feedback.execute(on: queue) }
+            let loop = Spin<Int, Int>(initialState: 0, feedbacks: [feedback], reducer: Reducer { $0 + $1 })
+                .start(options: SpinOptions(executor: spinExecutor))
+            loop.emit(1)
+            #expect(await eventually { seen.values.last == 1 })
+            for _ in 0..<4 {
+                var states = loop.states().makeAsyncIterator()
+                #expect(await states.next() == 1)
+            }
+            loop.emit(1)
+            #expect(await eventually { seen.values.last == 2 })
+            await loop.stop()
+        }
+        #expect(seen.values == [0, 1, 2])
+    }
+}
