@@ -12,9 +12,12 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineStartOperators", slice: "stream")
     ///
     /// A subscription starts its loop at once and sends the initial state,
-    /// then every new state in reduction order (as `SpinLoop.states`), as
-    /// demand allows: states wait, buffered, until the subscriber requests
-    /// them. They are sent from one task, one at a time.
+    /// then every new state in reduction order, as demand allows: states
+    /// wait, buffered as `bufferingPolicy` says, until the subscriber
+    /// requests them. By default at most 4,096 states wait: a subscriber
+    /// whose demand lags further skips the oldest waiting states, never the
+    /// latest one, so memory stays bounded. They are sent from one task, one
+    /// at a time.
     ///
     /// > Important: Cancelling the subscription tears its loop down at once,
     /// > as Combine tears a chain down: it sends nothing more, no state
@@ -27,12 +30,14 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// - Parameters:
     ///   - spin: the spin to run, once per subscription.
     ///   - options: the options of each loop started.
+    ///   - bufferingPolicy: what to keep while the subscriber's demand lags.
     /// - Returns: a publisher; nothing runs until it is subscribed to.
     public static func stream<Event: Sendable>(
         from spin: Spin<Output, Event>,
-        options: SpinOptions = .init()
+        options: SpinOptions = .init(),
+        bufferingPolicy: SpinStates<Output>.BufferingPolicy = .standard
     ) -> AnyPublisher<Output, Never> {
-        SpinPublisher(spin: spin, options: options).eraseToAnyPublisher()
+        SpinPublisher(spin: spin, options: options, bufferingPolicy: bufferingPolicy).eraseToAnyPublisher()
     }
 
     /// Starts a loop running `spin` and returns a cancellable that stops it
@@ -41,7 +46,7 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineStartOperators", slice: "start")
     ///
     /// > Important: Cancelling, or releasing the cancellable, tears the loop
-    /// > down at once, as cancelling ``stream(from:options:)``'s
+    /// > down at once, as cancelling ``stream(from:options:bufferingPolicy:)``'s
     /// > subscription does (no state reaches a feedback afterwards, pending
     /// > events are dropped, the loop finishes in the background). Keep the
     /// > cancellable for as long as the loop should run.

@@ -5,7 +5,7 @@ import OpenCombine
 #endif
 import Spindle
 
-/// The publisher behind `AnyPublisher.stream(from:options:)`: a
+/// The publisher behind `AnyPublisher.stream(from:options:bufferingPolicy:)`: a
 /// loop per subscription.
 struct SpinPublisher<State: Sendable, Event: Sendable>: Publisher {
     typealias Output = State
@@ -13,6 +13,7 @@ struct SpinPublisher<State: Sendable, Event: Sendable>: Publisher {
 
     let spin: Spin<State, Event>
     let options: SpinOptions
+    let bufferingPolicy: SpinStates<State>.BufferingPolicy
 
     func receive<S: Subscriber>(subscriber: S) where S.Input == State, S.Failure == Never {
         let subscription = SpinSubscription(subscriber: AnySubscriber(subscriber))
@@ -20,7 +21,7 @@ struct SpinPublisher<State: Sendable, Event: Sendable>: Publisher {
         // The states are sent by a stream-form feedback of the loop's own, so
         // they start with the initial state however fast the loop runs (a
         // loop's `states` starts from whatever state is current).
-        let sending = Feedback<State, Event>(streamEffect: { states in
+        let sending = Feedback<State, Event>(streamEffect: { (states: AsyncStream<State>) in
             Draining<Event> {
                 var sent = 0
                 for await state in states {
@@ -33,7 +34,7 @@ struct SpinPublisher<State: Sendable, Event: Sendable>: Publisher {
                 }
                 subscription.finish()
             }
-        })
+        }, bufferingPolicy: bufferingPolicy)
         // Its observers stay: the spin may be observed.
         let withSending = spin.addingFeedback(sending)
         subscription.start(withSending.start(options: options))

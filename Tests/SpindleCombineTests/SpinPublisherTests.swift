@@ -63,6 +63,43 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         #expect(received.values == Array(0...20))
     }
 
+    /// A subscriber whose demand lags while the loop runs 10,000 states
+    /// holds at most the policy's number of them, and still gets the latest.
+    @Test(arguments: [SpinStates<Int>.BufferingPolicy.standard, .bufferingNewest(8)])
+    func aSubscriberWhoseDemandLagsHoldsABoundedBufferAndGetsTheLatest(policy: SpinStates<Int>.BufferingPolicy) async {
+        let total = 10_000
+        let reduced = Counter()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback(effect: { (state: Int) -> Int? in state < total ? 1 : nil })
+            Reducer { state, event in
+                reduced.add()
+                return state + event
+            }
+        }
+        let received = Recorder<Int>()
+        let subscription = Locked<(any Subscription)?>(nil)
+        let subscriber = AnySubscriber<Int, Never>(
+            receiveSubscription: { sub in
+                subscription.withLock { $0 = sub }
+                sub.request(.max(1))
+            },
+            receiveValue: { value in
+                received.append(value)
+                return .none
+            },
+            receiveCompletion: { _ in })
+        AnyPublisher.stream(from: spin, bufferingPolicy: policy).subscribe(subscriber)
+        #expect(await eventually { received.count == 1 && reduced.current == total })
+        subscription.withLock { $0 }?.request(.unlimited)
+        #expect(await eventually { received.values.last == total })
+        let limit = policy == .standard ? 4096 : 8
+        // The initial state, then at most `limit` buffered (and one more the
+        // sender held while it waited for demand).
+        #expect(received.count <= limit + 2, "received \(received.count) states")
+        #expect(received.values == received.values.sorted())
+        subscription.withLock { $0 }?.cancel()
+    }
+
     @Test func statesWaitForDemand() async {
         // Each value is checked against the demand requested so far when it
         // arrives, rather than by looking for an extra value after a pause:

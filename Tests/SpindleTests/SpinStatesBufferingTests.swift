@@ -40,6 +40,27 @@ import SpindleTestSupport
         }
     }
 
+    /// The default policy is bounded: a subscription whose consumer does
+    /// not read holds at most 4,096 states however far the loop runs, and
+    /// still gets the latest.
+    @Test func theDefaultSubscriptionHoldsABoundedBuffer() async {
+        let count = 10_000
+        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+        let states = loop.states()
+        #expect(await eventually { states.bufferedCount >= 1 })
+        for _ in 0..<count { loop.emit(.increment) }
+        #expect(await eventually { loop.state == count })
+        #expect(await eventually { states.bufferedCount == 4096 })
+        var iterator = states.makeAsyncIterator()
+        var read: [Int] = []
+        while let state = await iterator.next() {
+            read.append(state)
+            if state == count { break }
+        }
+        #expect(read == Array((count - 4095)...count))
+        await loop.stop()
+    }
+
     /// A consumer slower than the loop: with `.latest` it reads states in
     /// increasing order, with gaps, and its last state is the final one;
     /// never more than one state waits for it.

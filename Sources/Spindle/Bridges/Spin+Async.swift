@@ -6,15 +6,23 @@ extension Spin {
     ///
     /// Each iterator starts its own loop on its first `next()`, and yields
     /// the initial state first, then every new state in reduction order (as
-    /// ``SpinLoop/states``). When the task is cancelled, `next()` stops the
+    /// ``SpinLoop/states(bufferingPolicy:)``, kept as `bufferingPolicy` says
+    /// while the consumer lags: by default at most 4,096 states wait, and a
+    /// consumer that lags further skips the oldest, never the latest or the
+    /// final one). When the task is cancelled, `next()` stops the
     /// loop (drain), waits for the stop, and returns nil. When the iterator
     /// goes away early (a `break`), the loop is released, and it stops in
     /// the background (drain).
     ///
-    /// - Parameter options: the options of each loop started.
+    /// - Parameters:
+    ///   - options: the options of each loop started.
+    ///   - bufferingPolicy: what to keep while the consumer lags.
     /// - Returns: a sequence; nothing runs until it is iterated.
-    public func stream(options: SpinOptions = .init()) -> SpinStream<State, Event> {
-        SpinStream(spin: self, options: options)
+    public func stream(
+        options: SpinOptions = .init(),
+        bufferingPolicy: SpinStates<State>.BufferingPolicy = .standard
+    ) -> SpinStream<State, Event> {
+        SpinStream(spin: self, options: options, bufferingPolicy: bufferingPolicy)
     }
 
     /// Runs the spin until the task is cancelled.
@@ -60,9 +68,10 @@ public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Senda
 
     let spin: Spin<State, Event>
     let options: SpinOptions
+    let bufferingPolicy: SpinStates<State>.BufferingPolicy
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(spin: spin, options: options)
+        Iterator(spin: spin, options: options, bufferingPolicy: bufferingPolicy)
     }
 
     /// Starts the loop on the first `next()`; see ``Spin/stream(options:)``.
@@ -72,15 +81,17 @@ public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Senda
 
         let spin: Spin<State, Event>
         let options: SpinOptions
+        let bufferingPolicy: SpinStates<State>.BufferingPolicy
         /// The running loop; nil before the first `next()` and once ended.
         /// Dropping the last copy releases the loop, which then stops.
         private var loop: SpinLoop<State, Event>?
         private var states: SpinStates<State>.Iterator?
         private var ended = false
 
-        init(spin: Spin<State, Event>, options: SpinOptions) {
+        init(spin: Spin<State, Event>, options: SpinOptions, bufferingPolicy: SpinStates<State>.BufferingPolicy) {
             self.spin = spin
             self.options = options
+            self.bufferingPolicy = bufferingPolicy
         }
 
         /// The next state: the initial one first (starting the loop), then
@@ -94,7 +105,7 @@ public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Senda
             if ended { return nil }
             if loop == nil {
                 // Subscribed before the loop runs: the initial state first.
-                let started = SpinLoop.startObserved(spin: spin, options: options)
+                let started = SpinLoop.startObserved(spin: spin, options: options, bufferingPolicy: bufferingPolicy)
                 loop = started.loop
                 states = started.states.makeAsyncIterator()
             }

@@ -10,8 +10,10 @@ extension Feedback {
     /// When the loop delivers its initial state, `effect` is called once and
     /// its sequence is iterated in a `Task`; every element is emitted, in
     /// order. The stream yields the initial state first, then every new
-    /// state in reduction order. It buffers without limit, so a slow consumer
-    /// holds the states it has not read yet.
+    /// state in reduction order: a feedback sees every state. By default it
+    /// buffers without limit, so a slow reader holds the states it has not
+    /// read yet; `bufferingPolicy` bounds it (the reader then skips the
+    /// oldest waiting states, never the latest).
     ///
     /// > Important: Stopping (or releasing) the loop finishes the stream and
     /// > cancels the task; events the sequence produces after that are
@@ -25,11 +27,15 @@ extension Feedback {
     ///
     /// - Parameters:
     ///   - effect: called once per loop with the stream of its states.
-    ///   - queue: where states are handed to the stream (nil: the spin's
-    ///     `executeOn:` queue, or a serial queue of the feedback's own). The
-    ///     sequence itself is iterated on the concurrency runtime's executor.
+    ///   - bufferingPolicy: what the stream keeps while its reader lags
+    ///     (every state by default).
+    ///   - queue: where the effect is called and states are handed to the
+    ///     stream (nil: the loop's executor). The sequence is iterated there
+    ///     too when it is a queue (`on:`, or the spin's `executeOn:`), else
+    ///     on the concurrency runtime's executor.
     public init<Events: AsyncSequence & SendableMetatype>(
         streamEffect effect: @escaping @Sendable (AsyncStream<State>) -> Events,
+        bufferingPolicy: SpinStates<State>.BufferingPolicy = .unbounded,
         on queue: DispatchQueue? = nil
     ) where Events.Element == Event {
         self.init(
@@ -41,5 +47,6 @@ extension Feedback {
             queue: queue,
             strategy: .continueOnNewState
         )
+        if case .bufferingNewest = bufferingPolicy { streamBufferLimit = bufferingPolicy.limit }
     }
 }

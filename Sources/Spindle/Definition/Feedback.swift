@@ -70,6 +70,9 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     package private(set) var runsOnReducerThread: Bool = false
     /// Every state, or only the latest (see ``delivering(_:)``).
     package private(set) var delivery: StateDelivery = .everyState
+    /// A stream-form feedback's buffer: at most this many states wait for
+    /// its reader (the oldest are dropped); nil: no bound.
+    package var streamBufferLimit: Int?
     /// The synchronous effect again, as the engine calls it on the loop's
     /// executor: it writes the event it returns, if any, into the memory
     /// given (for one `Event`, uninitialized) and says whether it did. Set

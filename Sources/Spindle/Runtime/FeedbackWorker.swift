@@ -162,7 +162,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             runnerOwned = RunnerOwned(eventScratch: nil)
         }
         if case .stream = feedback.effect {
-            let (states, input) = AsyncStream<State>.makeStream(bufferingPolicy: .unbounded)
+            let (states, input) = AsyncStream<State>.makeStream(
+                bufferingPolicy: feedback.streamBufferLimit.map { .bufferingNewest($0) } ?? .unbounded)
             (streamStates, streamInput) = (states, input)
         } else {
             (streamStates, streamInput) = (nil, nil)

@@ -97,11 +97,13 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// slice, so the stream begins with the initial state even when the loop
     /// moves on at once (`states` on a running loop begins with the state
     /// current when it is read).
-    static func startObserved(spin: Spin<State, Event>, options: SpinOptions)
-        -> (loop: SpinLoop<State, Event>, states: SpinStates<State>) {
+    static func startObserved(
+        spin: Spin<State, Event>, options: SpinOptions,
+        bufferingPolicy: SpinStates<State>.BufferingPolicy = .standard
+    ) -> (loop: SpinLoop<State, Event>, states: SpinStates<State>) {
         var states: SpinStates<State>?
         let loop = SpinLoop(spin: spin, options: options) { core in
-            states = core.subscribeStates()
+            states = core.subscribeStates(limit: bufferingPolicy.limit)
         }
         return (loop, states!)
     }
@@ -117,14 +119,14 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     public var state: State { core.snapshot.value(as: State.self) }
 
     /// A new subscription to the loop's states, as ``states(bufferingPolicy:)``
-    /// with the unbounded policy.
+    /// with the standard policy.
     ///
     /// Deprecated because a property that subscribes anew on every read (each
     /// with a buffer of its own) looks like a stored value; the method says
     /// what it does.
     @available(*, deprecated, renamed: "states()", message: "each read subscribes anew; call states() once and keep the sequence")
     public var states: SpinStates<State> {
-        core.subscribeStates()
+        states()
     }
 
     /// A new subscription to the loop's states: the current state first,
@@ -138,10 +140,11 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// its iterators, ends the subscription. See ``SpinStates`` for how
     /// `next()` waits.
     ///
-    /// With ``SpinStates/BufferingPolicy/latest`` (or `.bufferingNewest(n)`)
-    /// a slow consumer skips intermediate states but always gets to the
-    /// latest and the final one, in bounded memory: conflation for a
-    /// renderer. With ``SpinStates/BufferingPolicy/unbounded`` (the default)
+    /// With ``SpinStates/BufferingPolicy/standard`` (the default) at most
+    /// 4,096 states wait: a consumer that lags further skips the oldest,
+    /// and always gets to the latest and the final one, in bounded memory.
+    /// ``SpinStates/BufferingPolicy/latest`` conflates to one waiting state
+    /// (a renderer's choice). With ``SpinStates/BufferingPolicy/unbounded``
     /// it sees every state, and a consumer that lags for good makes the
     /// buffer grow without bound.
     ///
@@ -149,7 +152,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     ///
     /// - Parameter bufferingPolicy: what to keep while the consumer lags.
     /// - Returns: the subscription, an `AsyncSequence` of states.
-    public func states(bufferingPolicy: SpinStates<State>.BufferingPolicy = .unbounded) -> SpinStates<State> {
+    public func states(bufferingPolicy: SpinStates<State>.BufferingPolicy = .standard) -> SpinStates<State> {
         core.subscribeStates(limit: bufferingPolicy.limit)
     }
 

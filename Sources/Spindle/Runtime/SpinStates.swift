@@ -15,12 +15,14 @@ internal import CSpindle
 /// few cooperative threads other tasks need). The runner resumes it with the
 /// next state.
 ///
-/// **Buffering.** ``SpinLoop/states`` buffers without bound, like the
-/// `AsyncStream` it replaces: a consumer that lags holds every state it has
-/// not taken yet. ``SpinLoop/states(bufferingPolicy:)`` with
-/// ``BufferingPolicy/bufferingNewest(_:)`` conflates instead: at most that
-/// many states wait, the oldest are dropped, and the consumer always gets
-/// to the latest state (and the final one) — what a renderer wants.
+/// **Buffering.** A subscription keeps at most
+/// ``BufferingPolicy/standard`` (4,096) states waiting by default: a
+/// consumer that falls further behind loses the oldest waiting states, and
+/// always gets to the latest state (and the final one), in order, so memory
+/// stays bounded whatever the consumer does. ``BufferingPolicy/latest``
+/// conflates harder (what a renderer wants); ``BufferingPolicy/unbounded``
+/// keeps every state, and a consumer that lags for good makes its buffer
+/// grow without bound.
 ///
 /// **Thread safety:** `Sendable`; each iterator belongs to the task that
 /// iterates it, as any `AsyncIteratorProtocol` value.
@@ -30,7 +32,8 @@ public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
 
     /// What a subscription keeps while its consumer lags.
     public enum BufferingPolicy: Sendable, Hashable {
-        /// Every state, in order, buffered without bound (the default).
+        /// Every state, in order, buffered without bound: a consumer that
+        /// lags for good makes the buffer grow without bound.
         case unbounded
         /// At most `limit` states wait; when a new one arrives beyond that,
         /// the oldest waiting ones are dropped. The latest state (and, at
@@ -42,6 +45,12 @@ public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
         /// Only the latest state waits (`bufferingNewest(1)`): conflation
         /// for a renderer, which draws the latest state and skips the rest.
         public static var latest: Self { .bufferingNewest(1) }
+
+        /// The default: `bufferingNewest(4096)`. A consumer that keeps up
+        /// (or lags by less) sees every state; one that lags further loses
+        /// the oldest waiting states, never the latest or the final one, and
+        /// its buffer never holds more than 4,096 states.
+        public static var standard: Self { .bufferingNewest(4096) }
 
         /// The most states that may wait.
         var limit: Int {
