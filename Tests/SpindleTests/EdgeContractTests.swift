@@ -29,40 +29,43 @@ struct EdgeContractTests {
 
     /// An effect run's emit is reported to the observers after the
     /// feedback's lock and the emit's gate section are left: while the hook
-    /// blocks, the loop goes on reducing other producers' events and handing
-    /// new states to that same feedback (whose runs take that lock).
-    @Test(.serialized, arguments: queues)
+    /// blocks, other producers' events are reduced, and the loop stops —
+    /// its last slice takes that feedback's lock, and its grace period
+    /// waits for every gate section to be left.
+    @Test(arguments: queues)
     func anObserverHookThatBlocksHoldsUpOnlyItsOwnCaller(queue: QueueKind) async throws {
         let marker = 1_000_000
         let observer = BlockingAcceptObserver(marker: marker)
-        let runs = Counter()
+        // The run's code after its first suspension runs on this queue, so
+        // the hook blocks one of its threads: never a cooperative thread,
+        // which the suite's other tests need.
+        let effects = DispatchQueue(label: "spindle-test-effects")
         let spin = Spin<Int, Int>(
             initialState: 0,
             feedbacks: [
                 Feedback(effect: { (state: Int) async -> Int? in
-                    runs.add()
-                    // Emitted after a suspension, from a cooperative thread,
-                    // not from the runner (whose own emits the hook would
-                    // hold up: it is their caller). The hook blocks that one
-                    // cooperative thread: the cases run one at a time, so
-                    // the suite's other tests keep the rest.
                     await Task.yield()
                     return state == 0 ? marker : nil
-                }, applying: .continueOnNewState),
+                }, on: effects, applying: .continueOnNewState),
             ],
             reducer: Reducer { state, event in event == marker ? state : state + event }
         ).observed(by: observer)
         let loop = spin.start(options: SpinOptions(queue: queue))
         #expect(await eventually { observer.latch.isBlocked })
-        let runsBefore = runs.current
         let producer = await onThread { (0..<100).map { _ in loop.emit(1) } }
         let accepted = producer.filter { $0 == .accepted }.count
-        // Reduced, and each new state handed to the feedback, while the hook
-        // still blocks.
-        #expect(await eventually { loop.state == accepted && runs.current >= runsBefore + 1 })
+        #expect(await eventually { loop.state == accepted })
+        // Stopped while the hook still blocks (the stop's end is awaited
+        // with a bound, so a stop held by the hook fails here, not hangs).
+        let stopped = Counter()
+        let stopping = Task {
+            await loop.stop()
+            stopped.add()
+        }
+        #expect(await eventually { stopped.current == 1 }, "the stop waited for a blocked observer hook")
         #expect(observer.latch.isBlocked)
         observer.latch.release()
-        await loop.stop()
+        await stopping.value
         #expect(loop.state == accepted)
     }
 
