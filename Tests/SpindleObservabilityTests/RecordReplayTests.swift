@@ -60,7 +60,7 @@ struct RecordReplayTests {
             ],
             reducer: ledgerReducer)
         let loop = spin.observed(by: recorder).start()
-        let states = loop.states()
+        let states = loop.states(bufferingPolicy: .unbounded)
         let collector = Task { for await state in states { seen.withLock { $0.append(state) } } }
         // The initial state's bonus is in before the producers start: the
         // feedback's later bonuses may all come after the stop (and be

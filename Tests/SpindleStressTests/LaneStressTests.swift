@@ -247,7 +247,7 @@ extension StressSuite {
                 let finished = await onThreads(1, within: 60) { _ in
                     for _ in 0..<rounds {
                         for _ in 0..<perHalf { loop.emit(1) }
-                        let stream = loop.states()
+                        let stream = loop.states(bufferingPolicy: .unbounded)  // every state is checked
                         let collector = Task {
                             var values: [Int] = []
                             for await value in stream { values.append(value) }

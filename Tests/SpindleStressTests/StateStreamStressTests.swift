@@ -31,7 +31,7 @@ extension StressSuite {
 
                 // Two full readers, subscribed before any event.
                 let readers = (0..<2).map { _ in
-                    let stream = loop.states()
+                    let stream = loop.states(bufferingPolicy: .unbounded)  // every state is checked
                     return Task { () -> (gaps: Int, first: Int?, last: Int?) in
                         var gaps = 0
                         var first: Int?
@@ -71,7 +71,7 @@ extension StressSuite {
                     Task {
                         var random = SplitMix64(seed: UInt64(index + 1))
                         repeat {
-                            let stream = loop.states()
+                            let stream = loop.states(bufferingPolicy: .unbounded)  // every state is checked
                             let reads = Int(random.next() % 50) + 1
                             if random.next() % 2 == 0 {
                                 // Leave by dropping the sequence.

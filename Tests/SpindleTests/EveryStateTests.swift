@@ -60,7 +60,7 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
                 .start(options: SpinOptions(executor: executor))
             for _ in 0..<10 { loop.emit(.increment) }
             #expect(await eventually { loop.state == 10 })
-            let stream = loop.states()
+            let stream = loop.states(bufferingPolicy: .unbounded)  // every state is checked
             let collector = Task {
                 var values: [Int] = []
                 for await value in stream { values.append(value) }
@@ -80,7 +80,7 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         loop.emit(.increment)
         await loop.stop()
         var values: [Int] = []
-        for await value in loop.states() { values.append(value) }
+        for await value in loop.states(bufferingPolicy: .unbounded) { values.append(value) }
         #expect(values == [8])
     }
 

@@ -86,6 +86,17 @@ final class RingQueue<Event: Sendable>: EventQueue {
     }
 
     func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        drain(max: max, bodyMayBlock: false, body)
+    }
+
+    /// Hands up to `max` events to `body`, in order, freeing each slot before
+    /// `body` runs. `bodyMayBlock`: `body` runs user code that may wait (an
+    /// inline feedback emitting into another full `.block` ring, an
+    /// observer hook), so each freed slot is announced to a waiting producer
+    /// with a fenced notify before `body` runs; otherwise the fenced notify
+    /// comes once per run, after it, and an unfenced look per event wakes a
+    /// producer early when it can. Consumer only.
+    func drain(max: Int, bodyMayBlock: Bool, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var total = 0
         while total < max {
             var first: UInt64 = 0
@@ -98,14 +109,24 @@ final class RingQueue<Event: Sendable>: EventQueue {
                 // Free the slot before reducing: the capacity counts events
                 // waiting, not the one being reduced.
                 spindle_ring_release_consumer(ring, 1)
-                // Wake a producer waiting for space before reducing: `body`
-                // runs inline feedbacks, and one that blocks (a `.block`
-                // emit into a full downstream loop) would otherwise keep
-                // the waiter on its safety-net timeout until the run ends.
-                // A plain load per event; the load may be ordered before
-                // the release above and miss a waiter that has just
-                // registered, so the fenced notify after the run stays.
-                if spaceParker.hasWaiters { spaceParker.notify() }
+                // Wake a producer waiting for space before `body` runs.
+                // When `body` may block (a `.block` emit into a full
+                // downstream loop), the wake must not be missed: a fenced
+                // notify (the slot's release store, then the fence, then the
+                // load of the waiters; Dekker with the producer's
+                // registration). Without the fence the load may be ordered
+                // before the release store and miss a producer that has just
+                // registered; with `body` blocked, the fenced notify after
+                // the run would come late and the producer would wait out
+                // its safety-net timeout. When `body` cannot block,
+                // the plain look per event suffices (the fenced notify
+                // after the run catches what it misses, promptly).
+                if bodyMayBlock {
+                    spaceParker.notify()
+                    asyncSpaceWaiters.resumeAll()
+                } else if spaceParker.hasWaiters {
+                    spaceParker.notify()
+                }
                 body(UnsafeMutableRawPointer(scratch))
             }
             spaceParker.notify()

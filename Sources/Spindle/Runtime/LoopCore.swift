@@ -662,7 +662,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             let shared = lockFreeQueue!.drain(max: max, body) { lane in laneOpened(lane) }
             if shared == max { return shared }
             return shared + drainLanes(max: max - shared, runs)
-        case .ring: return ringQueue!.drain(max: max, body)
+        case .ring:
+            // Every-state inline feedbacks and observer hooks run inside
+            // `body`, and may block (see `RingQueue.drain`).
+            return ringQueue!.drain(max: max, bodyMayBlock: hasInlineWorkers || hub != nil, body)
         case .baseline: return baselineQueue!.drain(max: max, body)
         }
     }

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The whole package as a user runs it: `swift test` and
+# `swift test --sanitize=thread`, every test target in parallel (Swift
+# Testing's default), with two CPU-bound processes beside them on the
+# machine's cores (stress-ng). This is where a path that blocks a
+# cooperative thread shows: the async feedbacks of one test starve while
+# another test's code holds the cooperative pool (two threads on two cores).
+#
+# The stress suite runs here at a reduced scale (it runs at full scale, one
+# test at a time, in scripts/stress.sh); what this stage checks is the
+# suites beside each other under load.
+#
+# Usage: scripts/parallel.sh [runs]   (default 1 run of each; any failure,
+# hang or TSan report fails the script, and the count is printed.)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+if ! command -v stress-ng >/dev/null 2>&1; then
+    SUDO=""
+    if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng >/dev/null
+fi
+
+runs=${1:-1}
+limit=${SPINDLE_PARALLEL_LIMIT:-1800}
+logs=$(mktemp -d)
+export SPINDLE_STRESS_EVENTS=${SPINDLE_STRESS_EVENTS:-1000000}
+export SPINDLE_STRESS_CYCLES=${SPINDLE_STRESS_CYCLES:-1000}
+export SPINDLE_STRESS_ROUNDS=${SPINDLE_STRESS_ROUNDS:-5}
+# Tests that may crash run without the backtracer (it can hang for minutes
+# in a process with thousands of threads).
+export SWIFT_BACKTRACE=enable=no
+
+echo "== build (debug, and Thread Sanitizer in .build/tsan)"
+swift build --build-tests
+swift build --build-tests --sanitize=thread --scratch-path .build/tsan
+
+stress-ng --cpu 2 --timeout "$((limit * runs * 2))s" >/dev/null 2>&1 &
+hogs=$!
+trap 'kill $hogs 2>/dev/null || true' EXIT
+
+failures=0
+for run in $(seq 1 "$runs"); do
+    for mode in plain tsan; do
+        log="$logs/$mode-$run.log"
+        started=$(date +%s)
+        set +e
+        if [[ $mode == plain ]]; then
+            timeout --kill-after=30 "$limit" swift test --skip-build >"$log" 2>&1
+        else
+            timeout --kill-after=30 "$limit" swift test --skip-build --sanitize=thread --scratch-path .build/tsan >"$log" 2>&1
+        fi
+        status=$?
+        set -e
+        reports=$(grep -c "WARNING: ThreadSanitizer" "$log" || true)
+        summary=$(grep -E "^. Test run with" "$log" | tail -1 || true)
+        echo "run $run, $mode: exit $status, $reports TSan reports, $(( $(date +%s) - started )) s: $summary"
+        if [[ $status -ne 0 || $reports -ne 0 ]]; then
+            failures=$((failures + 1))
+            grep -E "✘|WARNING: ThreadSanitizer" "$log" | head -20 >&2 || true
+            echo "log: $log" >&2
+        fi
+    done
+done
+echo "parallel runs: $((runs * 2 - failures)) passed, $failures failed"
+[[ $failures -eq 0 ]]
