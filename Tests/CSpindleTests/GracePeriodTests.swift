@@ -2,11 +2,12 @@ import CSpindle
 import Foundation
 import Synchronization
 import Testing
+import SpindleTestSupport
 
 /// What the grace-period callbacks saw.
 final class GraceRecord: Sendable {
     /// Calls per task, by index.
-    let calls: Mutex<[Int]>
+    let calls: Locked<[Int]>
     /// Callbacks run, in all.
     let total = Atomic<Int>(0)
     /// Whether the gate holder had left its section when the callback ran.
@@ -17,7 +18,7 @@ final class GraceRecord: Sendable {
     let asked = Atomic<Bool>(false)
 
     init(tasks: Int) {
-        calls = Mutex(Array(repeating: 0, count: tasks))
+        calls = Locked(Array(repeating: 0, count: tasks))
     }
 }
 

@@ -2,6 +2,7 @@ import CSpindle
 import Foundation
 import Synchronization
 import Testing
+import SpindleTestSupport
 
 /// One emit on a lane as the engine does it (LANES.md): begin, slot,
 /// write, publish. (The engine reads the loop's `closed` after begin.)
@@ -52,7 +53,7 @@ private func freshLoopID() -> UInt64 { nextLoopID.add(1, ordering: .relaxed).new
 private func onThreadWithLane(
     _ name: String, _ body: @escaping @Sendable (_ loop: UInt64, _ lane: OpaquePointer, _ notes: inout [String]) -> Void
 ) -> [String]? {
-    let result = Mutex<[String]>([])
+    let result = Locked<[String]>([])
     let thread = TestThreads(1, name: name) { _ in
         var notes: [String] = []
         defer { result.withLock { $0 = notes } }
@@ -194,7 +195,7 @@ extension CSpindleTarget {
         /// The thread table: a streak earns a lane, the installed lane is
         /// found again, another loop in the same slot lets it go (EXITED).
         @Test func theThreadTableOpensFindsAndLetsGo() throws {
-            let result = Mutex<[String]>([])
+            let result = Locked<[String]>([])
             let thread = TestThreads(1, name: "lane-table") { _ in
                 var notes: [String] = []
                 let loop = freshLoopID()
@@ -285,7 +286,7 @@ extension CSpindleTarget {
             let threads = 64
             let burst = 200
             let loop = freshLoopID()
-            let lanes = Mutex<[SharedHandle]>([])
+            let lanes = Locked<[SharedHandle]>([])
             let failures = Atomic<Int>(0)
             let producers = TestThreads(threads, name: "lane-burst") { index in
                 guard let lane = spindle_lane_create(loop, 8, 8, 16), spindle_lane_install(lane) else {

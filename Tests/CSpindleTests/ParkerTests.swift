@@ -2,6 +2,7 @@ import CSpindle
 import Foundation
 import Synchronization
 import Testing
+import SpindleTestSupport
 
 /// The waiter's side of the protocol in CSpindle.h: prepare, re-check, then
 /// cancel or wait; loops because wait may return spuriously or time out.
@@ -36,7 +37,7 @@ private let farBeyondTheLimit: UInt64 = 60_000_000_000
 
 /// How long one `spindle_parker_wait` slept, measured on its own thread.
 final class WaitDuration: Sendable {
-    let elapsed = Mutex<Duration?>(nil)
+    let elapsed = Locked<Duration?>(nil)
 }
 
 /// Runs `spindle_parker_wait(parker, key, timeout)` on its own thread and

@@ -2,10 +2,11 @@ import CSpindle
 import Foundation
 import Synchronization
 import Testing
+import SpindleTestSupport
 
 /// The name a test thread read back from the kernel.
 final class ThreadNameResult: Sendable {
-    let name = Mutex<String?>(nil)
+    let name = Locked<String?>(nil)
 }
 
 extension CSpindleTarget {

@@ -243,7 +243,7 @@ extension StressSuite {
             let perHalf = 5_000
             do {
                 let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state + 1 }).start()
-                let collectors = Mutex<[Task<[Int], Never>]>([])
+                let collectors = Locked<[Task<[Int], Never>]>([])
                 let finished = await onThreads(1, within: 60) { _ in
                     for _ in 0..<rounds {
                         for _ in 0..<perHalf { loop.emit(1) }

@@ -3,10 +3,12 @@ import Foundation
 
 /// The default bound of the `eventually` helpers: a hang guard, not a
 /// speed check. A condition normally holds within milliseconds, but the
-/// unit stage runs every suite at once on as few as two cores, where a
-/// test can be starved for seconds; the bound only delays the report of a
-/// real hang.
-package let hangGuardSeconds: Double = 30
+/// whole package runs every suite at once on as few as two cores, under
+/// Thread Sanitizer and beside other work (scripts/parallel.sh), where an
+/// async test can be starved of the two cooperative threads for tens of
+/// seconds by the C target's tests, whose consumers run on the test's own
+/// thread; the bound only delays the report of a real hang.
+package let hangGuardSeconds: Double = 120
 
 /// Polls `condition` every millisecond until it holds or `seconds` pass.
 /// - Returns: whether it held.
