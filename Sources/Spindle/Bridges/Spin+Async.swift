@@ -58,7 +58,7 @@ extension Spin {
     }
 }
 
-/// An `AsyncSequence` of a spin's states; see ``Spin/stream(options:)``.
+/// An `AsyncSequence` of a spin's states; see ``Spin/stream(options:bufferingPolicy:)``.
 ///
 /// **Thread safety:** the sequence is `Sendable`; each iterator belongs to
 /// the task that iterates it, as any `AsyncIteratorProtocol` value.
@@ -74,7 +74,7 @@ public struct SpinStream<State: Sendable, Event: Sendable>: AsyncSequence, Senda
         Iterator(spin: spin, options: options, bufferingPolicy: bufferingPolicy)
     }
 
-    /// Starts the loop on the first `next()`; see ``Spin/stream(options:)``.
+    /// Starts the loop on the first `next()`; see ``Spin/stream(options:bufferingPolicy:)``.
     public struct Iterator: AsyncIteratorProtocol {
         public typealias Element = State
         public typealias Failure = Never
