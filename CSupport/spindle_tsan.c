@@ -25,8 +25,15 @@ void spindle_racy_increment(long *counter) {
 // these suppress reports from inside liburcu itself.
 const char *__tsan_default_suppressions(void);
 const char *__tsan_default_suppressions(void) {
+    // And `UnsafeContinuation.resume(returning:)`: a continuation
+    // published under a lock (AsyncSpaceWaiters, StateSubscription) can be
+    // resumed by another thread before its task has finished suspending;
+    // the runtime then hands the task's frame over through its own atomics
+    // (the continuation's status word), which TSan cannot see, and reports
+    // the resumer's read of the context against the task's next write.
     return "race:cds_wfcq\n"
            "race:cds_wfs\n"
-           "race:__cds_wfcq\n";
+           "race:__cds_wfcq\n"
+           "race:$sScc6resume9returning\n";
 }
 #endif
