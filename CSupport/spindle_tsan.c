@@ -31,9 +31,12 @@ const char *__tsan_default_suppressions(void) {
     // the runtime then hands the task's frame over through its own atomics
     // (the continuation's status word), which TSan cannot see, and reports
     // the resumer's read of the context against the task's next write.
+    // (Matched without the mangled names' leading `$`: in a suppression
+    // pattern `$` anchors the end.)
     return "race:cds_wfcq\n"
            "race:cds_wfs\n"
            "race:__cds_wfcq\n"
-           "race:$sScc6resume9returning\n";
+           "race:sScc6resume9returning\n"
+           "race:ss22withUnsafeContinuation9isolation\n";
 }
 #endif
