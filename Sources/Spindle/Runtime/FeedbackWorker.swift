@@ -37,8 +37,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         /// keeps it (a renderer always draws the initial state first).
         var initialPending = true
         var stopped = false
-        /// Set by a stop that found a drain scheduled or running: called by
-        /// that drain as it leaves the queue.
+        /// Set by a stop that found a drain running: called by that drain
+        /// as it leaves the queue.
         var onDrained: (@Sendable () -> Void)?
     }
 
@@ -480,9 +480,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         guard let (run, generation, cancelled) = begun else { return }
         reports?.drain()
         for task in cancelled { task.cancel() }
-        let emitter = EffectEmitter<Event>(
-            emit: { [self] event in self.emit(event, generation: generation, run: run) },
-            send: { [self] event in await self.send(event, generation: generation, run: run) })
+        let emitter = emitter(generation: generation, run: run)
         LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
         // No lock is held here: the effect's first part runs now, and may
         // emit (which takes the `runs` lock).
@@ -528,9 +526,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
         guard let (run, generation) = begun else { return }
         reports?.drain()
-        let pipe = open(EffectEmitter<Event>(
-            emit: { [self] event in self.emit(event, generation: generation, run: run) },
-            send: { [self] event in await self.send(event, generation: generation, run: run) }))
+        let pipe = open(emitter(generation: generation, run: run))
         runnerOwned.pipe = pipe
         let closeNow = runs.withLock { runs -> Bool in
             if runs.stopped { return true }
@@ -538,6 +534,14 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             return false
         }
         if closeNow { pipe.close() }
+    }
+
+    // The emitter of one run: its events count only while `generation` is
+    // current (under `.cancelOnNewState`) and the worker is not stopped.
+    private func emitter(generation: UInt64, run: EffectRun) -> EffectEmitter<Event> {
+        EffectEmitter(
+            emit: { [self] event in self.emit(event, generation: generation, run: run) },
+            send: { [self] event in await self.send(event, generation: generation, run: run) })
     }
 
     private func finished(_ run: EffectRun) {
