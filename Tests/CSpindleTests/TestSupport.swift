@@ -7,9 +7,56 @@ import SpindleTestSupport
 /// Parent of every suite in this target. Serialized (the trait is recursive)
 /// because the stress and timing tests each start several busy OS threads:
 /// run side by side on a 2-core machine they would starve each other, turning
-/// the parker's timing bounds into noise.
-@Suite(.serialized)
+/// the parker's timing bounds into noise. Off the cooperative pool (also
+/// recursive): these tests spin as consumers and wait on semaphores for
+/// their threads, for seconds (minutes under TSan), and on a thread of
+/// Swift's cooperative pool (two on two cores) that would starve every
+/// async test running beside them in `swift test`.
+@Suite(.serialized, .offCooperativePool)
 enum CSpindleTarget {}
+
+/// Runs each test of a suite on a thread of its own rather than on Swift's
+/// cooperative pool: the test's task prefers a task executor backed by a
+/// serial dispatch queue (a thread outside the pool), so a test body that
+/// blocks its thread blocks no other test's tasks. The test stays in its
+/// task, so `#expect` and the test's task-locals work as usual.
+struct OffCooperativePool: SuiteTrait, TestTrait, TestScoping {
+    var isRecursive: Bool { true }
+
+    func provideScope(
+        for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void
+    ) async throws {
+        // Suites get the trait too; only a test case's run needs the thread.
+        guard testCase != nil else { return try await function() }
+        let executor = DedicatedQueueExecutor(label: "cspindle-test.\(test.name)")
+        try await withTaskExecutorPreference(executor) { try await function() }
+    }
+}
+
+extension Trait where Self == OffCooperativePool {
+    /// See ``OffCooperativePool``.
+    static var offCooperativePool: Self { OffCooperativePool() }
+}
+
+/// A task executor whose jobs run on one serial dispatch queue (whose
+/// thread comes from dispatch's pool, not Swift's cooperative one).
+final class DedicatedQueueExecutor: TaskExecutor {
+    private let queue: DispatchQueue
+    private static let labelKey = DispatchSpecificKey<String>()
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+        queue.setSpecific(key: Self.labelKey, value: label)
+    }
+
+    /// The label of the executor whose queue runs the caller; nil elsewhere.
+    static var current: String? { DispatchQueue.getSpecific(key: labelKey) }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+    }
+}
 
 /// A C object's opaque pointer, shared with test threads.
 /// Why @unchecked: `OpaquePointer` is not Sendable. Each test calls the C

@@ -38,6 +38,16 @@ extension CSpindleTarget {
         }
         #endif
 
+        /// The target's `.offCooperativePool` trait: a test body (which may
+        /// spin or wait on a semaphore for seconds) runs on its own
+        /// dispatch queue's thread, not on a thread of Swift's cooperative
+        /// pool that the async tests beside it need. Fails if the trait is
+        /// dropped or stops applying to the tests of nested suites.
+        @Test func testsRunOffTheCooperativePool() {
+            let label = DedicatedQueueExecutor.current
+            #expect(label?.hasPrefix("cspindle-test.") == true, "ran on \(label ?? "a thread of no test queue")")
+        }
+
         @Test func cpuRelaxReturnsPromptly() {
             let start = ContinuousClock.now
             for _ in 0..<100_000 { spindle_cpu_relax() }
