@@ -23,6 +23,19 @@ final class BlockingAcceptObserver: SpinObserver, Sendable {
     }
 }
 
+/// An observer whose `effectStarted` blocks on the first run it hears of
+/// until the test releases it.
+final class BlockingRunStartObserver: SpinObserver, Sendable {
+    typealias State = Tally
+    typealias Event = TaskEvent
+    let latch = Latch()
+    private let blockedOnce = Counter()
+
+    func effectStarted(_ run: EffectRun) {
+        if blockedOnce.add() == 1 { latch.block() }
+    }
+}
+
 @Suite("Edges of the contract")
 struct EdgeContractTests {
     static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .bounded(capacity: 64, overflow: .dropNewest)]
@@ -67,6 +80,28 @@ struct EdgeContractTests {
         observer.latch.release()
         await stopping.value
         #expect(loop.state == accepted)
+    }
+
+    /// An effect router reports a handler run's start after its lock is
+    /// released: while the hook blocks the route's drain, the reducer still
+    /// dispatches effects to that route (which takes the router's lock) and
+    /// other events are reduced. The blocked run's handler, and those
+    /// queued behind it, run once the hook returns.
+    @Test func aRouterRunHookThatBlocksHoldsUpOnlyItsRoute() async {
+        let observer = BlockingRunStartObserver()
+        let loop = Spin(initialState: Tally()) {
+            Reducer(tallyNext, effects: workRouter)
+        }.observed(by: observer).start()
+        loop.emit(.request(1))
+        #expect(await eventually { observer.latch.isBlocked })
+        for value in 2...10 { loop.emit(.request(value)) }
+        loop.emit(.done(99))
+        #expect(await eventually { loop.state.requested == 10 && loop.state.done == [99] },
+                "the loop stood still while a run's observer hook blocked")
+        observer.latch.release()
+        #expect(await eventually { loop.state.done.count == 11 })
+        #expect(Set(loop.state.done) == Set(1...10).union([99]))
+        await loop.stop()
     }
 
     /// A slice that reduces nothing (it only serves a new `states`

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
@@ -98,18 +99,75 @@ extension EffectsAsData {
         }.start()
         loop.emit(.request(0))
         #expect(await eventually { trouble.latch.isBlocked && trouble.waiting.count == 1 })
-        let report = await loop.stop()
+        let returned = Flag()
+        let stopping = Task {
+            defer { returned.raise() }
+            return await loop.stop()
+        }
+        // The stop discards the pending effects at once, then waits for the
+        // blocked sync handler: it returns only once that handler has.
+        #expect(await eventually { loop.statistics.effectsDiscardedAtStop == 5 })
+        #expect(!returned.isRaised, "stop returned while a handler was still running")
+        trouble.latch.release()
+        let report = await stopping.value
         #expect(report.reduced == 1)
         let statistics = loop.statistics
         #expect(statistics.effectsDispatched == 7)
         #expect(statistics.effectsHandled == 2)
         #expect(statistics.effectsDiscardedAtStop == 5)
+        // The sync handler's event came after the stop began: rejected, and
+        // counted before the stop returned.
+        #expect(statistics.lateEventsDiscarded >= 1)
         // The running async handler was cancelled; what it emits is rejected.
         #expect(await eventually { trouble.lateAnswers.values == [.stopped] })
-        // The blocked sync handler finishes after stop: its event is rejected.
-        trouble.latch.release()
         #expect(await eventually { loop.statistics.lateEventsDiscarded == 2 })
         #expect(loop.state.done.isEmpty)
+    }
+
+    /// Stop waits for a handler call in progress, and no handler is called
+    /// after it returns: each handler checks, as it is called and as its
+    /// call ends (an async one's, at its first suspension), that the stop
+    /// has not returned yet; the first call takes long enough that a stop
+    /// which did not wait for it would return first.
+    @Test("no handler is called after stop returns, sync or async", arguments: [false, true])
+    func noHandlerIsCalledAfterStopReturns(async: Bool) async {
+        let lateCalls = Counter()
+        for _ in 0..<20 {
+            // This round's: a handler of a later round must not lower it.
+            let stopReturned = Flag()
+            let calls = Counter()
+            let router = EffectRouter<TaskEffect, TaskEvent>()
+                .route({ effect -> Int? in if case .work(let value) = effect { value } else { nil } }) { value in
+                    if stopReturned.isRaised { lateCalls.add() }
+                    calls.add()
+                    // Long enough for a stop that does not wait to return
+                    // first (on the route's queue thread, not a cooperative one).
+                    if value == 0 { usleep(50_000) }
+                    if stopReturned.isRaised { lateCalls.add() }
+                    return nil
+                }
+                .route({ effect -> Int? in if case .fail(let value) = effect { value } else { nil } }) { value async in
+                    if stopReturned.isRaised { lateCalls.add() }
+                    calls.add()
+                    // Up to its first suspension the call runs on the route's queue.
+                    if value == 0 { usleep(50_000) }
+                    if stopReturned.isRaised { lateCalls.add() }
+                    try? await Task.sleep(for: .seconds(3_600))
+                    return nil
+                }
+            let loop = Spin(initialState: Tally()) {
+                Reducer(troubleNext { value in async ? [.fail(value)] : [.work(value)] }, effects: router)
+            }.start()
+            for value in 0..<50 { loop.emit(.request(value)) }
+            // The stop meets the route with a handler call in progress.
+            #expect(await eventually { calls.current > 0 })
+            await loop.stop()
+            stopReturned.raise()
+            // Whatever a drain still had in hand was discarded at the stop.
+            let statistics = loop.statistics
+            #expect(statistics.effectsDispatched == statistics.effectsHandled + statistics.effectsDiscardedAtStop)
+        }
+        #expect(lateCalls.current == 0, "\(lateCalls.current) handler calls after stop returned")
     }
 
     @Test func loopsWithEffectsLetGoOfEverythingTheyRan() async {

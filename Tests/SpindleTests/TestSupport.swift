@@ -46,6 +46,14 @@ final class Latch: Sendable {
     func release() { semaphore.signal() }
 }
 
+/// A flag raised and lowered by one thread, read by others.
+final class Flag: Sendable {
+    private let raised = Atomic<Bool>(false)
+    func raise() { raised.store(true, ordering: .sequentiallyConsistent) }
+    func lower() { raised.store(false, ordering: .sequentiallyConsistent) }
+    var isRaised: Bool { raised.load(ordering: .sequentiallyConsistent) }
+}
+
 /// Runs `body` on a new OS thread and returns its result without blocking a
 /// Swift concurrency thread (a producer blocked on a full ring must never sit
 /// on the cooperative pool, which has one thread per core).

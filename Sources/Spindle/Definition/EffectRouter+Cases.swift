@@ -50,7 +50,7 @@ extension EffectRouter {
     /// ``EffectHandlerError``.
     /// - Parameters:
     ///   - embed: the case's constructor, `Effect.someCase`.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect, given its payload; the event it
     ///     returns, if any, is emitted.
     /// - Returns: this router with the route added last.
@@ -67,7 +67,7 @@ extension EffectRouter {
     /// `routeCase(_:on:handler:)`).
     /// - Parameters:
     ///   - embed: the case's constructor, `Effect.someCase`.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect, given its payload, emitting events
     ///     as it goes.
     /// - Returns: this router with the route added last.
@@ -129,7 +129,7 @@ extension EffectRouter where Effect: Equatable {
     /// A thrown error is reported as an ``EffectHandlerError``.
     /// - Parameters:
     ///   - value: the effect this route handles.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted.
     /// - Returns: this router with the route added last.
@@ -145,7 +145,7 @@ extension EffectRouter where Effect: Equatable {
     /// `value`.
     /// - Parameters:
     ///   - value: the effect this route handles.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect, emitting events as it goes.
     /// - Returns: this router with the route added last.
     public func routeEffects(

@@ -28,7 +28,7 @@ extension EffectRouter {
     /// Adds the fallback route, with an async handler (see
     /// `fallback(on:handler:)`).
     /// - Parameters:
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted.
     /// - Returns: this router with the fallback added.
@@ -47,7 +47,7 @@ extension EffectRouter {
     /// Adds the fallback route, with an emitting handler (see
     /// `fallback(on:handler:)`).
     /// - Parameters:
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect, emitting events as it goes.
     /// - Returns: this router with the fallback added.
     /// - Precondition: the router has no fallback yet.

@@ -46,15 +46,20 @@ import Dispatch
 /// > queue (the one given with `on:` — it must be serial —, else the spin's
 /// > `executeOn:` queue, else a serial queue of its own per loop); the events
 /// > they return are reduced in that order. Async and emitting handlers are
-/// > launched from the route's queue in that order, each as its own `Task`,
-/// > and then run concurrently: the order in which they proceed and finish,
-/// > and so the order of their events, is not promised.
+/// > called on the route's queue in that order, each as its own `Task` run
+/// > there up to its first suspension, and then run concurrently (on the
+/// > route's queue when you named one, else on the global executor): the
+/// > order in which they proceed and finish, and so the order of their
+/// > events, is not promised.
 ///
 /// > Important: Stopping the loop discards the effects whose handler has not
-/// > started (counted in ``LoopStatistics/effectsDiscardedAtStop``), cancels
-/// > the running async handlers, and rejects every event a handler emits
-/// > afterwards (``EmitResult/stopped``). Every dispatched effect is handled,
-/// > reported unhandled, or counted discarded.
+/// > been called (counted in ``LoopStatistics/effectsDiscardedAtStop``),
+/// > cancels the running async handlers, and rejects every event a handler
+/// > emits afterwards (``EmitResult/stopped``). A handler call in progress
+/// > (an async one up to its first suspension) is not interrupted: the
+/// > loop's `stop()` returns after it, and no handler is called after that.
+/// > Every dispatched effect is handled, reported unhandled, or counted
+/// > discarded.
 ///
 /// Extractors and predicates run on the loop's reducer thread, as part of the
 /// reduction: they must be pure and cheap. Handlers never run there.
@@ -132,12 +137,12 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// Adds a route with an async handler, launched from the route's queue as
-    /// a `Task`. A thrown error is reported as an ``EffectHandlerError``.
+    /// Adds a route with an async handler, called on the route's queue as a
+    /// `Task` (see the type's ordering note). A thrown error is reported as an ``EffectHandlerError``.
     /// - Parameters:
     ///   - extract: the payload of the effects this route handles; nil passes
     ///     the effect to the next route. Runs on the reducer thread.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted (and rejected if the loop stopped meanwhile).
     /// - Returns: this router with the route added last.
@@ -155,11 +160,11 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Adds a route whose handler emits any number of events through an
-    /// ``EventEmitter`` until it returns; launched like an async handler.
+    /// ``EventEmitter`` until it returns; called like an async handler.
     /// - Parameters:
     ///   - extract: the payload of the effects this route handles; nil passes
     ///     the effect to the next route. Runs on the reducer thread.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect, emitting events as it goes.
     /// - Returns: this router with the route added last.
     public func route<Payload: Sendable>(
@@ -199,7 +204,7 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     /// accepts.
     /// - Parameters:
     ///   - predicate: true for the effects this route handles.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted.
     /// - Returns: this router with the route added last.
@@ -215,7 +220,7 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     /// `predicate` accepts.
     /// - Parameters:
     ///   - predicate: true for the effects this route handles.
-    ///   - queue: the serial queue the handler's task is launched from.
+    ///   - queue: the serial queue the handler is called on (its task runs there after its first suspension too).
     ///   - handler: performs the effect, emitting events as it goes.
     /// - Returns: this router with the route added last.
     public func route(
@@ -267,7 +272,7 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
 enum EffectJob<Event: Sendable>: Sendable {
     /// Runs on the route's queue; its event (if any) is emitted.
     case sync(@Sendable () -> Event?)
-    /// Runs as a Task launched from the route's queue, emitting through the
+    /// Runs as a Task called on the route's queue, emitting through the
     /// emitter.
     case async(@Sendable (EventEmitter<Event>) async throws -> Void)
 }

@@ -287,5 +287,26 @@ extension Feedback {
 
 /// A live subscription of an attached feedback (see `Feedback.Effect.attached`).
 package struct AttachedSubscription: Sendable {
-    package let cancel: @Sendable () -> Void
+    /// Detaches, and calls its argument once no code of the attachment runs
+    /// any more (an effect router's handler call in progress).
+    private let detach: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
+
+    /// A subscription whose `cancel` leaves nothing running.
+    package init(cancel: @escaping @Sendable () -> Void) {
+        detach = { done in
+            cancel()
+            done()
+        }
+    }
+
+    /// A subscription whose detach may leave code running: it calls `done`
+    /// once that code has returned.
+    package init(cancelThen detach: @escaping @Sendable (_ done: @escaping @Sendable () -> Void) -> Void) {
+        self.detach = detach
+    }
+
+    package func cancel() { detach {} }
+
+    /// Detaches; `done` is called once no code of the attachment runs.
+    package func cancel(whenDone done: @escaping @Sendable () -> Void) { detach(done) }
 }

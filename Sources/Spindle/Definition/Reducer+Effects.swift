@@ -56,7 +56,7 @@ extension Reducer where State: Sendable, Event: Sendable {
                         if !effects.isEmpty { dispatcher.dispatch(effects) }
                     },
                     connect: dispatcher.connect,
-                    stop: dispatcher.stop)
+                    stop: dispatcher.stop(whenDone:))
             },
             routed: { state, event in
                 let step = next(state, event)

@@ -10,8 +10,16 @@ import Dispatch
 /// scheduled. A drain takes one effect at a time under the lock, so stop,
 /// which empties the mailboxes under the same lock, sees every effect either
 /// taken (handled) or pending (discarded and counted): none is lost, none is
-/// counted twice. Async handlers are launched under the lock too, so stop
-/// cancels every task that was launched.
+/// counted twice.
+///
+/// Every handler is called by its route's drain, in dispatch order: a
+/// synchronous one whole, an async one as a `Task.immediate` up to its first
+/// suspension (entered as `.starting` under the lock first, registered
+/// after, so that stop cancels every task whose handler was called). Stop
+/// waits (through its `done` callback, not by blocking) for a drain that is
+/// calling a handler, so that no handler is called after the loop's stop
+/// returns. No user code runs under the lock: observers hear of runs
+/// through `reports`, in the order the lock decided.
 ///
 /// Thread safety: `connect` once before the loop's reducer thread starts;
 /// `dispatch` and `stop` on the reducer thread; drains on the route queues;
@@ -44,17 +52,40 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         }
     }
 
+    /// An async handler's task: `.starting` while its drain calls it (up to
+    /// its first suspension), then `.running`; a handler that finished
+    /// before its drain could register it is `.finishedWhileStarting`.
+    private enum TaskSlot {
+        case starting
+        case running(Task<Void, Never>)
+        case finishedWhileStarting
+    }
+
     private struct Runtime {
         var mailboxes: [Mailbox]
         var stopped = false
-        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var tasks: [UInt64: TaskSlot] = [:]
         var nextTaskID: UInt64 = 0
+        /// Drains calling a handler (from taking its effect to the end of a
+        /// synchronous handler, or an async one's first suspension).
+        var calling = 0
+        /// Stop's `done`, once the last call in progress at the stop ends.
+        var onCallsEnded: (@Sendable () -> Void)?
     }
 
     private let router: EffectRouter<Effect, Event>
     private let queues: [DispatchQueue]
-    // protected by lock: the mailboxes, the stop flag, the live tasks.
+    /// Per route: the task executor of an async handler's code after its
+    /// first suspension, the route's queue when the user named it (`on:` or
+    /// the spin's `executeOn:`, as for feedbacks); nil (the global
+    /// executor) for a route's own queue.
+    private let taskExecutors: [QueueTaskExecutor?]
+    // protected by lock: the mailboxes, the stop flag, the live tasks, the
+    // calls in progress.
     private let runtime: Lock<Runtime>
+    /// The observers' effect-run calls, appended under the `runtime` lock
+    /// and made after it is released, in that order.
+    private let reports = OrderedReports()
     /// atomic: set by stop (after `runtime.stopped`), read by handler emits
     /// without the lock.
     private let stopped = ManagedAtomic<Bool>(false)
@@ -70,6 +101,7 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         queues = router.routes.enumerated().map { index, route in
             route.queue ?? defaultQueue ?? DispatchQueue(label: "spindle.effect-route.\(index)")
         }
+        taskExecutors = router.routes.map { route in (route.queue ?? defaultQueue).map(QueueTaskExecutor.init) }
         runtime = Lock(Runtime(mailboxes: Array(repeating: Mailbox(), count: router.routes.count)))
         LiveCounts.effectRouters.wrappingIncrement(ordering: .relaxed)
     }
@@ -140,47 +172,66 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
 
     /// Discards the pending effects (counted) and cancels the running
     /// handlers; later emits are rejected. Reducer thread, at stop.
-    func stop() {
-        let (discarded, tasks) = runtime.withLock { runtime -> (Int, [Task<Void, Never>]) in
+    ///
+    /// - Parameter done: called once no drain is calling a handler any more
+    ///   (at once when none is), so that the loop's stop returns only after
+    ///   the last handler call it could not prevent.
+    func stop(whenDone done: @escaping @Sendable () -> Void) {
+        let runs = port?.runs
+        let feedbackIndex = port?.feedbackIndex ?? 0
+        let (discarded, tasks, waits) = runtime.withLock { runtime -> (Int, [Task<Void, Never>], Bool) in
             runtime.stopped = true
             var discarded = 0
             for route in runtime.mailboxes.indices {
                 discarded += runtime.mailboxes[route].count
                 runtime.mailboxes[route].removeAll()
             }
-            let tasks = Array(runtime.tasks.values)
-            if let port, let runs = port.runs {
-                for id in runtime.tasks.keys.sorted() {
-                    runs.cancelled(EffectRun(feedbackIndex: port.feedbackIndex, id: id))
+            var tasks: [Task<Void, Never>] = []
+            for id in runtime.tasks.keys.sorted() {
+                switch runtime.tasks[id]! {
+                case .running(let task): tasks.append(task)
+                case .starting: break  // its drain cancels it once called
+                case .finishedWhileStarting: continue
                 }
+                if let runs { reports.append { runs.cancelled(EffectRun(feedbackIndex: feedbackIndex, id: id)) } }
             }
             runtime.tasks.removeAll()
-            return (discarded, tasks)
+            guard runtime.calling > 0 else { return (discarded, tasks, false) }
+            runtime.onCallsEnded = done
+            return (discarded, tasks, true)
         }
         stopped.store(true, ordering: .releasing)
         port?.counters.effectsDiscardedAtStop.wrappingIncrement(by: discarded, ordering: .relaxed)
+        reports.drain()
         for task in tasks { task.cancel() }
+        if !waits { done() }
     }
 
     // MARK: Route queues
 
-    /// On `queues[route]`: handles the route's effects one by one, in order.
+    /// On `queues[route]`: calls the route's handlers one by one, in order.
     private func drain(_ route: Int) {
         let port = port!
-        while let taken = take(route, port: port) {
-            guard !taken.launched, case .sync(let handler) = taken.pending.job else { continue }
-            let event = handler()
-            port.runs?.finished(taken.run)
-            if let event { _ = emit(event, port: port, run: taken.run) }
+        while let (pending, run) = take(route, port: port) {
+            reports.drain()
+            switch pending.job {
+            case .sync(let handler):
+                let event = handler()
+                runtime.withLock { _ in if let runs = port.runs { reports.append { runs.finished(run) } } }
+                reports.drain()
+                if let event { _ = emit(event, port: port, run: run) }
+            case .async(let body):
+                start(body, run: run, effect: pending.effect, route: route, port: port)
+            }
+            endCall()
         }
     }
 
-    // Takes the route's next effect, or ends the drain (nil). An async
-    // handler is launched here, under the lock (launched: true). Each
-    // handler run gets a number; observers hear of its start here, and of
-    // an async run's cancellation and end under the same lock, in order.
-    private func take(_ route: Int, port: LoopPort<Event>) -> (pending: Pending, launched: Bool, run: EffectRun)? {
-        runtime.withLock { runtime -> (pending: Pending, launched: Bool, run: EffectRun)? in
+    // Takes the route's next effect, or ends the drain (nil). Each handler
+    // call gets a run number; observers hear of its start, cancellation and
+    // end in the order this lock decides them.
+    private func take(_ route: Int, port: LoopPort<Event>) -> (Pending, EffectRun)? {
+        runtime.withLock { runtime -> (Pending, EffectRun)? in
             guard !runtime.stopped, let pending = runtime.mailboxes[route].popFirst() else {
                 runtime.mailboxes[route].scheduled = false
                 return nil
@@ -189,36 +240,75 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             let id = runtime.nextTaskID
             runtime.nextTaskID &+= 1
             let run = EffectRun(feedbackIndex: port.feedbackIndex, id: id)
-            port.runs?.started(run)
-            guard case .async(let body) = pending.job else { return (pending, false, run) }
-            runtime.tasks[id] = launch(body, run: run, effect: pending.effect, route: route, port: port)
-            return (pending, true, run)
+            if let runs = port.runs { reports.append { runs.started(run) } }
+            runtime.calling += 1
+            if case .async = pending.job { runtime.tasks[id] = .starting }
+            return (pending, run)
         }
     }
 
-    // Called under the lock, so the task is registered before it can finish.
-    private func launch(
+    // A drain's handler call is over: the last one a stop waits for
+    // completes it.
+    private func endCall() {
+        let callsEnded = runtime.withLock { runtime -> (@Sendable () -> Void)? in
+            runtime.calling -= 1
+            guard runtime.calling == 0, let done = runtime.onCallsEnded else { return nil }
+            runtime.onCallsEnded = nil
+            return done
+        }
+        callsEnded?()
+    }
+
+    // Calls an async handler now, on the drain's thread, up to its first
+    // suspension (`Task.immediate`), then registers its task: so handlers
+    // are called in dispatch order, and a stop either finds the task
+    // registered (and cancels it) or makes the registration cancel it.
+    private func start(
         _ body: @escaping @Sendable (EventEmitter<Event>) async throws -> Void,
         run: EffectRun, effect: Effect, route: Int, port: LoopPort<Event>
-    ) -> Task<Void, Never> {
+    ) {
         let emitter = EventEmitter<Event> { [self] event in emit(event, port: port, run: run) }
         LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
-        return Task { [self] in
+        let task = Task.immediate(executorPreference: taskExecutors[route]) { [self] in
             defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
+            var failure: EffectHandlerError?
             do {
                 try await body(emitter)
             } catch {
                 if !(error is CancellationError), !Task.isCancelled {
-                    let failure = EffectHandlerError(effect: effect, routeIndex: route, router: router.name, underlying: error)
-                    port.runs?.failed(run, failure)
-                    port.report(EffectError(feedbackIndex: port.feedbackIndex, router: router.name, underlying: failure))
+                    failure = EffectHandlerError(effect: effect, routeIndex: route, router: router.name, underlying: error)
                 }
             }
             runtime.withLock { runtime in
-                _ = runtime.tasks.removeValue(forKey: run.id)
-                port.runs?.finished(run)
+                switch runtime.tasks[run.id] {
+                case .starting: runtime.tasks[run.id] = .finishedWhileStarting
+                case .running: runtime.tasks[run.id] = nil
+                case .finishedWhileStarting, nil: break
+                }
+                if let runs = port.runs {
+                    if let failure { reports.append { runs.failed(run, failure) } }
+                    reports.append { runs.finished(run) }
+                }
+            }
+            reports.drain()
+            if let failure {
+                port.report(EffectError(feedbackIndex: port.feedbackIndex, router: router.name, underlying: failure))
             }
         }
+        let cancelNow = runtime.withLock { runtime -> Bool in
+            switch runtime.tasks[run.id] {
+            case .starting:
+                runtime.tasks[run.id] = .running(task)
+                return false
+            case .finishedWhileStarting:
+                runtime.tasks[run.id] = nil
+                return false
+            case .running, nil:
+                // A stop took it out while its handler was being called.
+                return true
+            }
+        }
+        if cancelNow { task.cancel() }
     }
 
     // Any thread: a handler's event. After stop it is rejected here (or by
@@ -226,7 +316,10 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     private func emit(_ event: Event, port: LoopPort<Event>, run: EffectRun) -> EmitResult {
         if stopped.load(ordering: .acquiring) {
             port.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
-            port.runs?.late(event, run)
+            if let runs = port.runs {
+                reports.append { runs.late(event, run) }
+                reports.drain()
+            }
             return .stopped
         }
         return port.emit(event)

@@ -301,13 +301,18 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     func stop(whenDrained drained: @escaping @Sendable () -> Void) {
         core.assertOnRunner()
         stopping.store(true, ordering: .sequentiallyConsistent)
-        let draining = mailbox.withLock { mailbox -> Bool in
+        // Waits for a running drain of the queue and for the attachment's
+        // code (an effect router's handler call), each a party.
+        let parts = Countdown(1, action: drained)
+        mailbox.withLock { mailbox in
             mailbox.stopped = true
             mailbox.pending.removeAll()
             // A drain scheduled but not running yet will see the stop
             // before any effect call: only a running one is waited for.
-            if mailbox.running { mailbox.onDrained = drained }
-            return mailbox.running
+            if mailbox.running {
+                parts.add()
+                mailbox.onDrained = parts.done
+            }
         }
         let (cancelled, attachment) = runs.withLock { runs in
             runs.stopped = true
@@ -322,9 +327,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         reports?.drain()
         streamInput?.finish()
         for task in cancelled { task.cancel() }
-        attachment.0?.cancel()
+        if let subscription = attachment.0 {
+            parts.add()
+            subscription.cancel(whenDone: parts.done)
+        }
         attachment.1?.close()
-        if !draining { drained() }
+        parts.done()
     }
 
     // Under the `runs` lock: takes every live run out (a cancelled run's

@@ -24,8 +24,9 @@ struct LoopEffects<State, Event> {
     /// loop's reducer thread starts.
     let connect: (LoopPort<Event>) -> Void
     /// Discards the pending effects and cancels the running handlers. Called
-    /// on the reducer thread when the loop stops, after its last reduction.
-    let stop: @Sendable () -> Void
+    /// on the reducer thread when the loop stops, after its last reduction;
+    /// calls its argument once no handler call is in progress.
+    let stop: @Sendable (_ done: @escaping @Sendable () -> Void) -> Void
 }
 
 /// What an effect runtime needs of its loop. It holds no strong reference
@@ -79,7 +80,7 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
         let effects = factory.make(spin.executionQueue)
         let stop = effects.stop
         let stopper = Feedback<State, Event>(
-            effect: .attached({ _ in AttachedSubscription(cancel: stop) }),
+            effect: .attached({ _ in AttachedSubscription(cancelThen: stop) }),
             queue: nil,
             strategy: .continueOnNewState)
         var prepared = Spin(
