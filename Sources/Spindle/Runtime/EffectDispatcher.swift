@@ -52,19 +52,11 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// An async handler's task: `.starting` while its drain calls it (up to
-    /// its first suspension), then `.running`; a handler that finished
-    /// before its drain could register it is `.finishedWhileStarting`.
-    private enum TaskSlot {
-        case starting
-        case running(Task<Void, Never>)
-        case finishedWhileStarting
-    }
-
     private struct Runtime {
         var mailboxes: [Mailbox]
         var stopped = false
-        var tasks: [UInt64: TaskSlot] = [:]
+        /// The async handlers' runs (see `StartingRuns`).
+        var tasks = StartingRuns()
         var nextTaskID: UInt64 = 0
         /// Drains calling a handler (from taking its effect to the end of a
         /// synchronous handler, or an async one's first suspension).
@@ -186,16 +178,10 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
                 discarded += runtime.mailboxes[route].count
                 runtime.mailboxes[route].removeAll()
             }
-            var tasks: [Task<Void, Never>] = []
-            for id in runtime.tasks.keys.sorted() {
-                switch runtime.tasks[id]! {
-                case .running(let task): tasks.append(task)
-                case .starting: break  // its drain cancels it once called
-                case .finishedWhileStarting: continue
-                }
-                if let runs { reports.append { runs.cancelled(EffectRun(feedbackIndex: feedbackIndex, id: id)) } }
+            let (tasks, ids) = runtime.tasks.cancelAll()
+            if let runs {
+                for id in ids { reports.append { runs.cancelled(EffectRun(feedbackIndex: feedbackIndex, id: id)) } }
             }
-            runtime.tasks.removeAll()
             guard runtime.calling > 0 else { return (discarded, tasks, false) }
             runtime.onCallsEnded = done
             return (discarded, tasks, true)
@@ -242,7 +228,7 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             let run = EffectRun(feedbackIndex: port.feedbackIndex, id: id)
             if let runs = port.runs { reports.append { runs.started(run) } }
             runtime.calling += 1
-            if case .async = pending.job { runtime.tasks[id] = .starting }
+            if case .async = pending.job { runtime.tasks.enter(id) }
             return (pending, run)
         }
     }
@@ -280,11 +266,7 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
                 }
             }
             runtime.withLock { runtime in
-                switch runtime.tasks[run.id] {
-                case .starting: runtime.tasks[run.id] = .finishedWhileStarting
-                case .running: runtime.tasks[run.id] = nil
-                case .finishedWhileStarting, nil: break
-                }
+                runtime.tasks.finish(run.id)
                 if let runs = port.runs {
                     if let failure { reports.append { runs.failed(run, failure) } }
                     reports.append { runs.finished(run) }
@@ -295,19 +277,8 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
                 port.report(EffectError(feedbackIndex: port.feedbackIndex, router: router.name, underlying: failure))
             }
         }
-        let cancelNow = runtime.withLock { runtime -> Bool in
-            switch runtime.tasks[run.id] {
-            case .starting:
-                runtime.tasks[run.id] = .running(task)
-                return false
-            case .finishedWhileStarting:
-                runtime.tasks[run.id] = nil
-                return false
-            case .running, nil:
-                // A stop took it out while its handler was being called.
-                return true
-            }
-        }
+        // Cancelled now if a stop took it out while its handler was called.
+        let cancelNow = runtime.withLock { $0.tasks.register(task, for: run.id) }
         if cancelNow { task.cancel() }
     }
 

@@ -45,24 +45,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private struct Runs {
         var generation: UInt64 = 0
         var nextID: UInt64 = 0
-        /// The live runs. A run is entered as `.starting` before its effect
-        /// is called (outside this lock) and becomes `.running` when its task
-        /// is registered; a cancellation removes it, so a registration that
-        /// finds no entry cancels the task it brings.
-        var live: [UInt64: RunSlot] = [:]
+        /// The live runs (see `StartingRuns`).
+        var live = StartingRuns()
         var stopped = false
         var attachment: AttachedSubscription?
         /// A pipe feedback's open pipe, closed by `stop`.
         var pipe: StatePipe<State>?
-    }
-
-    private enum RunSlot {
-        /// Its task is being started (its effect called) by the runner.
-        case starting
-        /// Started; cancelled through its task.
-        case running(Task<Void, Never>)
-        /// It finished before its task was registered.
-        case finishedWhileStarting
     }
 
     private enum RunEmit {
@@ -341,22 +329,14 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     // lock is released.
     private func cancelLive(_ runs: inout Runs) -> [Task<Void, Never>] {
         guard !runs.live.isEmpty else { return [] }
-        var tasks: [Task<Void, Never>] = []
-        var count = 0
-        for id in runs.live.keys.sorted() {
-            switch runs.live[id]! {
-            case .running(let task): tasks.append(task)
-            case .starting: break
-            case .finishedWhileStarting: continue
-            }
-            count += 1
-            if let reports, let hub = core.hub {
+        let (tasks, ids) = runs.live.cancelAll()
+        if let reports, let hub = core.hub {
+            for id in ids {
                 let run = EffectRun(feedbackIndex: index, id: id)
                 reports.append { hub.effectCancelled(run) }
             }
         }
-        runs.live.removeAll(keepingCapacity: true)
-        core.counters.runsCancelled.wrappingIncrement(by: count, ordering: .relaxed)
+        core.counters.runsCancelled.wrappingIncrement(by: ids.count, ordering: .relaxed)
         return tasks
     }
 
@@ -478,7 +458,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             let id = runs.nextID
             runs.nextID &+= 1
             let run = EffectRun(feedbackIndex: index, id: id)
-            runs.live[id] = .starting
+            runs.live.enter(id)
             core.counters.runsStarted.wrappingIncrement(ordering: .relaxed)
             // Observers hear of a run's start, cancellation and end in the
             // order this lock decides them.
@@ -504,19 +484,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             }
             self.finished(run)
         }
-        let cancelNow = runs.withLock { runs -> Bool in
-            switch runs.live[run.id] {
-            case .starting:
-                runs.live[run.id] = .running(task)
-                return false
-            case .finishedWhileStarting:
-                runs.live[run.id] = nil
-                return false
-            case .running, nil:
-                // Cancelled (by a stop) while its effect was being called.
-                return true
-            }
-        }
+        let cancelNow = runs.withLock { $0.live.register(task, for: run.id) }
         if cancelNow { task.cancel() }
     }
 
@@ -554,11 +522,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     private func finished(_ run: EffectRun) {
         runs.withLock { runs in
-            switch runs.live[run.id] {
-            case .starting: runs.live[run.id] = .finishedWhileStarting
-            case .running: runs.live[run.id] = nil
-            case .finishedWhileStarting, nil: break
-            }
+            runs.live.finish(run.id)
             if let reports, let hub = core.hub { reports.append { hub.effectFinished(run) } }
         }
         reports?.drain()
