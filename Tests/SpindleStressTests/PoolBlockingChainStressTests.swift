@@ -70,7 +70,7 @@ extension StressSuite {
                 Issue.record("""
                     producers did not finish: a pool thread waiting for space did not help; \
                     reduced per link \(before), a second later \(after); \
-                    \(pool.spareThreads) spare threads
+                    links: \(chain.map(\.schedulingSnapshot)); pool: \(pool.schedulingSnapshot)
                     """)
                 return
             }

@@ -255,4 +255,10 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// cancelled, late events discarded, effects dispatched, handled,
     /// discarded at stop and unhandled.
     public var statistics: LoopStatistics { LoopStatistics(core.counters) }
+
+    /// Tests: the loop's scheduling state and whether its queue looks empty,
+    /// for a stall's report. A snapshot of racing values.
+    @_spi(Testing) public var schedulingSnapshot: String {
+        "\(core.schedulingState.load(ordering: .sequentiallyConsistent)), queue empty \(core.queueLooksEmpty)"
+    }
 }

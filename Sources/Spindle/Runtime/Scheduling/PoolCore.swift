@@ -21,6 +21,32 @@ final class PoolCore: LoopExecutor {
         var blockedThreads = 0
         /// Spare threads started to stand in for blocked ones.
         var spareThreads = 0
+        /// Each running thread's activity word (see `ThreadActivity`).
+        var activities: [ThreadActivity] = []
+    }
+
+    /// What one pool thread is doing, for a stall's report
+    /// (`schedulingSnapshot`): one relaxed store per step of its loop (a
+    /// pop, a scheduling, a search, a sleep), never per event.
+    final class ThreadActivity: Sendable {
+        enum Step: UInt8, AtomicValue, CustomStringConvertible {
+            case starting, popping, running, searching, sleeping
+
+            var description: String {
+                switch self {
+                case .starting: "starting"
+                case .popping: "popping"
+                case .running: "running a loop"
+                case .searching: "searching"
+                case .sleeping: "sleeping"
+                }
+            }
+        }
+
+        let step = ManagedAtomic<Step>(.starting)
+
+        @inline(__always)
+        func set(_ value: Step) { step.store(value, ordering: .relaxed) }
     }
 
     /// The most spare threads a pool starts for threads blocked in `.block`
@@ -133,7 +159,9 @@ final class PoolCore: LoopExecutor {
     }
 
     private func runThread(spare: Bool = false) {
-        defer { threadExited() }
+        let activity = ThreadActivity()
+        registry.withLock { $0.activities.append(activity) }
+        defer { threadExited(activity) }
         spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
         var spinBudget = Self.spinMinimumNanoseconds
         // A spare's waits for work since it last ran a loop.
@@ -153,7 +181,9 @@ final class PoolCore: LoopExecutor {
         var counted = false
         defer { if counted { searching.wrappingDecrement(ordering: .sequentiallyConsistent) } }
         while true {
+            activity.set(.popping)
             if let task = spindle_runq_pop(readyQueue) {
+                activity.set(.running)
                 idleWaits = 0
                 if counted {
                     searching.wrappingDecrement(ordering: .sequentiallyConsistent)
@@ -203,7 +233,7 @@ final class PoolCore: LoopExecutor {
             if spare, idleWaits > 0, retireSpareIfSurplus() { return }
             waitForWork(
                 spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
-                alreadySearching: counted)
+                alreadySearching: counted, activity: activity)
             counted = false
             waited = true
             idleWaits &+= 1
@@ -286,7 +316,10 @@ final class PoolCore: LoopExecutor {
     // the searcher re-checks the queue (parker protocol) after it stops
     // counting itself, so it sees every push made before the scheduler
     // read the count.
-    private func waitForWork(spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool) {
+    private func waitForWork(
+        spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity
+    ) {
+        activity.set(.searching)
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let spinStart = spindle_monotonic_ns()
         searchBeat.store(spinStart, ordering: .relaxed)
@@ -309,6 +342,7 @@ final class PoolCore: LoopExecutor {
             }
         }
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
+        activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
         parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
             !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
@@ -381,8 +415,9 @@ final class PoolCore: LoopExecutor {
             expected: SearchHold.released, desired: SearchHold.off, ordering: .sequentiallyConsistent)
     }
 
-    private func threadExited() {
+    private func threadExited(_ activity: ThreadActivity) {
         let waiters: [CheckedContinuation<Void, Never>] = registry.withLock { registry in
+            registry.activities.removeAll { $0 === activity }
             registry.threadsRunning -= 1
             guard registry.threadsRunning == 0, registry.shuttingDown else { return [] }
             registry.done = true
@@ -484,6 +519,17 @@ final class PoolCore: LoopExecutor {
         // holds its own until it returns).
         Unmanaged.passUnretained(loop).release()
         if lastOut { releaseThreads() }
+    }
+
+    /// Tests: see `ReducerPool.schedulingSnapshot`.
+    var schedulingSnapshot: String {
+        let (blocked, spares, running, activities) = registry.withLock {
+            ($0.blockedThreads, $0.spareThreads, $0.threadsRunning, $0.activities)
+        }
+        let steps = activities.map { "\($0.step.load(ordering: .relaxed))" }
+        return "threads running \(running) (spares \(spares), blocked \(blocked)) \(steps), "
+            + "searching \(searching.load(ordering: .sequentiallyConsistent)), "
+            + "sleeping \(parker.hasWaiters), ready queue empty \(spindle_runq_is_empty(readyQueue))"
     }
 
     var liveLoops: Int { registry.withLock { $0.count } }

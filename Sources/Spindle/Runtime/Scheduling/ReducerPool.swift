@@ -70,6 +70,11 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
     /// most 32. Any thread.
     public var spareThreads: Int { core.spareThreads }
 
+    /// Tests: the pool's scheduling words in one line (threads searching,
+    /// sleeping, blocked in `.block` emits, spares; the ready queue empty or
+    /// not), for a stall's report. A snapshot of racing values.
+    @_spi(Testing) public var schedulingSnapshot: String { core.schedulingSnapshot }
+
     /// Stops every loop on the pool with ``StopMode/drain``, waits until each
     /// has finished, then ends the pool's threads. Loops started afterwards
     /// fail with ``SpinExecutorError/poolShutDown(pool:)``. Calling it again
