@@ -32,7 +32,8 @@ for argument in "$@"; do
     esac
 done
 limit=${SPINDLE_PARALLEL_LIMIT:-1800}
-logs=$(mktemp -d)
+logs=${SPINDLE_PARALLEL_LOGS:-$(mktemp -d)}
+mkdir -p "$logs"
 export SPINDLE_STRESS_EVENTS=${SPINDLE_STRESS_EVENTS:-1000000}
 export SPINDLE_STRESS_CYCLES=${SPINDLE_STRESS_CYCLES:-1000}
 export SPINDLE_STRESS_ROUNDS=${SPINDLE_STRESS_ROUNDS:-5}
