@@ -113,9 +113,11 @@ extension StressSuite {
                 var nextID = 0
                 func member(_ slot: Int) -> FanOutMember {
                     defer { nextID += 1 }
+                    // The steady spins drain at the end (they are checked
+                    // for every item); every fourth replacement discards.
                     return FanOutMember(
                         id: nextID, gear: gear, queue: queues[nextID % queues.count],
-                        mode: nextID % 4 == 3 ? .discardPending : .drain)
+                        mode: nextID >= steadySlots && nextID % 4 == 3 ? .discardPending : .drain)
                 }
                 let started = ContinuousClock.now
                 var live = (0..<slots).map { member($0) }
