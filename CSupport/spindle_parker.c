@@ -28,15 +28,24 @@
 // ending notify bumps: a futex word must be 32 bits, and waiting on the
 // registry itself would wake every sleeper whenever another thread registers.
 //
-// No lost wake-up. A waiter registers (seq_cst RMW), reads `wake_seq`, then
-// re-checks its condition. The notifier writes the condition, then (seq_cst
-// fence) loads the registry. Either the notifier sees the registration, or
-// the waiter's re-check sees the condition (Dekker). If it sees it, the round
-// that holds the waiter ends with a notify that bumps `wake_seq` after its
-// CAS: the waiter either read `wake_seq` before that bump (its futex wait
-// then returns at once or is woken by the wake that follows the bump) or
-// after it (and then its re-check, ordered after the bump, sees the
-// condition written before it).
+// No lost wake-up. A waiter reads `wake_seq`, then registers (seq_cst RMW),
+// then re-checks its condition, then sleeps while `wake_seq` still holds the
+// value it read. The notifier writes the condition, then (seq_cst fence)
+// loads the registry. Either the notifier sees the registration, or the
+// waiter's re-check sees the condition (Dekker). A notify that sees it ends
+// the waiter's round, which unregisters the waiter, and then bumps
+// `wake_seq`: that bump comes after the CAS, so after the registration, so
+// after the waiter's read of `wake_seq`, and the waiter's futex wait returns
+// at once or is woken by the wake that follows the bump.
+//
+// The read must come first. Read after registering, it could see the bump
+// of the very notify that had just unregistered the waiter; if the waiter's
+// re-check then found the condition false again (another thread took what
+// that notify announced), the waiter slept on the new value, unregistered:
+// every later notify found no waiter and woke nobody, for good. (Found by
+// the blocking-chain stress test under TSan beside CPU hogs: a pool thread
+// asleep with its round ended, key round 16555, wake_seq 16556, while loops
+// waited in the ready queue; model-checked since, pool-broken-late-seq.)
 //
 // Leaving. A waiter that returns from the futex, or cancels, unregisters
 // itself only if its round is still current (same high half); otherwise a
@@ -82,10 +91,11 @@ void spindle_parker_destroy(spindle_parker *p) {
 // key: the registration's round (high 32 bits) and the `wake_seq` value read
 // after registering (low 32 bits).
 uint64_t spindle_parker_prepare(spindle_parker *p) {
+    // Before registering (see "The read must come first" above).
+    uint32_t seq = atomic_load_explicit(&p->wake_seq, memory_order_seq_cst);
     // seq_cst RMW: orders this registration before the caller's re-check of
     // its condition, against the notifier's write + fence + load.
     uint64_t registered = atomic_fetch_add_explicit(&p->registry, 1, memory_order_seq_cst) + 1;
-    uint32_t seq = atomic_load_explicit(&p->wake_seq, memory_order_seq_cst);
     // Callers re-check their condition with plain (relaxed or acquire)
     // loads; the fence makes the Dekker argument hold for those too (free on
     // x86 after the locked add; needed on ARM). Once per sleep.

@@ -164,6 +164,7 @@ checks=(
   "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads"
   "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
   "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
+  "pool-broken-late-seq;-DBROKEN_LATE_SEQ;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, the parker's waiter reading wake_seq after registering: a notify ends its round unseen and it sleeps unregistered"
   "pool-broken-early-pop;-DBROKEN_EARLY_POP;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a pop after a search begun at a slice's end not taken as one after a wait: a queued loop never runs"
   #    A searcher switched out (-DSTALL): the rescue runs a loop queued
   #    behind it on the sleeping thread; without it, SPIN finds the deadlock.

@@ -217,8 +217,10 @@ spindle_parker *spindle_parker_create(void);
 /// Frees a parker. Nobody may be waiting on it.
 void spindle_parker_destroy(spindle_parker *parker);
 
-/// Registers the caller as a waiter and returns the key for `wait` or
-/// `cancel`.
+/// Reads the wake sequence, then registers the caller as a waiter (in that
+/// order: a notify that ends the waiter's round always bumps the sequence
+/// after the read, so `wait` returns; see spindle_parker.c), and returns the
+/// key for `wait` or `cancel`.
 uint64_t spindle_parker_prepare(spindle_parker *parker);
 
 /// Withdraws a `prepare` whose condition turned out to hold.

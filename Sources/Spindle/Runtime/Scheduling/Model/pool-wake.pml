@@ -44,6 +44,12 @@
  * -DSTALL -DBROKEN_NO_RESCUE: without the rescue: SPIN must find the
  * deadlock.
  *
+ * -DBROKEN_LATE_SEQ: the parker's waiter reads wake_seq after registering
+ * (the code before the fix): a notify can end its round and bump wake_seq
+ * between the two, another thread take the loop that notify announced, and
+ * the waiter sleep on the new value, unregistered, never to be woken. SPIN
+ * must find the deadlock.
+ *
  * -DBROKEN_NO_HANDOFF: without the pop rule.
  * -DBROKEN_EARLY_POP: the pop after an early count not treated as one after
  * a wait. SPIN must find the deadlock too.
@@ -62,7 +68,8 @@ bool stall_used = false;        /* one switch-out per run */
 
 /* The parker (spindle_parker): waiters registered in the current round;
  * a notify that finds waiters ends the round (one CAS) and bumps wake_seq;
- * a sleeper sleeps until wake_seq moves past the value it read. */
+ * a sleeper reads wake_seq, then registers, and sleeps until wake_seq moves
+ * past the value it read. */
 byte waiters = 0;
 byte parker_round = 0;
 byte wake_seq = 0;
@@ -200,8 +207,15 @@ top:
         :: else -> break        /* the spin budget ran out */
         od;
         searching--;
-        /* parker: register, re-check, sleep until notified */
-        atomic { waiters++; my_round = parker_round; key = wake_seq };
+        /* parker: read wake_seq, register, re-check, sleep until
+         * wake_seq moves (spindle_parker_prepare: two steps) */
+#ifndef BROKEN_LATE_SEQ
+        key = wake_seq;
+        atomic { waiters++; my_round = parker_round };
+#else
+        atomic { waiters++; my_round = parker_round };
+        key = wake_seq;
+#endif
         if
         :: nempty(ready) || exiting ->
             atomic { if :: my_round == parker_round -> waiters-- :: else -> skip fi }
