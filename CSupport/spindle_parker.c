@@ -41,11 +41,9 @@
 // The read must come first. Read after registering, it could see the bump
 // of the very notify that had just unregistered the waiter; if the waiter's
 // re-check then found the condition false again (another thread took what
-// that notify announced), the waiter slept on the new value, unregistered:
-// every later notify found no waiter and woke nobody, for good. (Found by
-// the blocking-chain stress test under TSan beside CPU hogs: a pool thread
-// asleep with its round ended, key round 16555, wake_seq 16556, while loops
-// waited in the ready queue; model-checked since, pool-broken-late-seq.)
+// that notify announced), the waiter would sleep on the new value, unregistered:
+// every later notify would find no waiter and wake nobody, for good
+// (pool-wake.pml's broken variant pool-broken-late-seq).
 //
 // Leaving. A waiter that returns from the futex, or cancels, unregisters
 // itself only if its round is still current (same high half); otherwise a

@@ -44,8 +44,8 @@
  * -DSTALL -DBROKEN_NO_RESCUE: without the rescue: SPIN must find the
  * deadlock.
  *
- * -DBROKEN_LATE_SEQ: the parker's waiter reads wake_seq after registering
- * (the code before the fix): a notify can end its round and bump wake_seq
+ * -DBROKEN_LATE_SEQ: the parker's waiter reads wake_seq after registering:
+ * a notify can end its round and bump wake_seq
  * between the two, another thread take the loop that notify announced, and
  * the waiter sleep on the new value, unregistered, never to be woken. SPIN
  * must find the deadlock.
