@@ -12,8 +12,8 @@ import SpindleTestSupport
 
 // The feedback contract for the publisher forms (the core forms are in
 // SpindleTests' FeedbackContractMatrixTests): on every executor (a reducer
-// pool, a dedicated thread, a serial queue through `SpinExecutor.queue`, the
-// spin's `executeOn:`), with a queue named or not, under both strategies,
+// pool, a dedicated thread, a serial queue through `SpinExecutor.queue`, a
+// `SerialExecutor`, the main actor, the spin's `executeOn:`), with a queue named or not, under both strategies,
 // each effect is called for the initial state first and then every new
 // state in order, never after `stop()` returns, and where the feedback
 // runs: its queue, else the loop's serial queue. For the stream form, the
@@ -25,10 +25,11 @@ private enum PublisherForm: String, CaseIterable, Sendable, CustomStringConverti
     var description: String { rawValue }
 }
 
-/// Where the loop runs: a pool, a dedicated thread, a serial queue as its
-/// executor, or the spin's `executeOn:` queue.
+/// Where the loop runs: a pool, a dedicated thread, a serial queue, a
+/// `SerialExecutor` or the main actor as its executor, or the spin's
+/// `executeOn:` queue.
 private enum LoopPlace: String, CaseIterable, Sendable, CustomStringConvertible {
-    case pool, dedicatedThread, serialQueue, executeOn
+    case pool, dedicatedThread, serialQueue, serialExecutor, mainActor, executeOn
     var description: String { rawValue }
 }
 
@@ -61,7 +62,7 @@ struct PublisherContractMatrixTests {
             if namedQueue { return DispatchQueue.getSpecific(key: namedKey) == 1 }
             switch place {
             case .serialQueue, .executeOn: return DispatchQueue.getSpecific(key: loopKey) == 1
-            case .pool, .dedicatedThread: return true
+            case .pool, .dedicatedThread, .serialExecutor, .mainActor: return true
             }
         }
         let record: @Sendable (Int) -> Void = { state in
@@ -107,6 +108,8 @@ struct PublisherContractMatrixTests {
         case .pool: .pool(pool!)
         case .dedicatedThread: .dedicatedThread
         case .serialQueue: .queue(loopQueue)
+        case .serialExecutor: .serialExecutor(QueueSerialExecutor(DispatchQueue(label: "spindle-test-publisher-executor")))
+        case .mainActor: .mainActor
         case .executeOn: nil
         }
         let loop = spin.start(options: SpinOptions(executor: executor))
@@ -126,3 +129,4 @@ struct PublisherContractMatrixTests {
         #expect(misplaced == 0, "\(context): \(misplaced) calls off their queue")
     }
 }
+

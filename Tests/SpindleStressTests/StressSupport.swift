@@ -94,17 +94,20 @@ let stressQueues: [QueueKind] = [.lockFree, .bounded(capacity: 1024, overflow: .
 
 /// The executors of one stress test's loops, all of one kind: the shared
 /// pool; a two-thread pool made for the test (`finish()` shuts it down); a
-/// dedicated thread per loop; serial queues made for the test, which the
-/// loops share round-robin.
+/// dedicated thread per loop; serial queues (or `SerialExecutor`s over
+/// them) made for the test, which the loops share round-robin; the main actor.
 final class StressExecutors: Sendable {
     let kind: ExecutorKind
     let pool: ReducerPool?
     private let queues: [DispatchQueue]
+    private let serialExecutors: [QueueSerialExecutor]
 
     init(_ kind: ExecutorKind, name: String = "stress-pool", queues: Int = 4) throws {
         self.kind = kind
         pool = kind == .privatePool ? try ReducerPool(threads: 2, name: name) : nil
         self.queues = kind == .serialQueue ? (0..<queues).map { DispatchQueue(label: "stress-serial-\($0)") } : []
+        serialExecutors = kind == .serialExecutor
+            ? (0..<queues).map { QueueSerialExecutor(DispatchQueue(label: "stress-serial-executor-\($0)")) } : []
     }
 
     /// The executor of the loop numbered `index`.
@@ -114,6 +117,8 @@ final class StressExecutors: Sendable {
         case .privatePool: .pool(pool!)
         case .dedicatedThread: .dedicatedThread
         case .serialQueue: .queue(queues[index % queues.count])
+        case .serialExecutor: .serialExecutor(serialExecutors[index % serialExecutors.count])
+        case .mainActor: .mainActor
         }
     }
 

@@ -17,6 +17,11 @@ package enum ExecutorKind: String, CaseIterable, Sendable, CustomStringConvertib
     case dedicatedThread
     /// `SpinExecutor.queue(_:)`: a serial dispatch queue made for the test.
     case serialQueue
+    /// `SpinExecutor.serialExecutor(_:)`: a Swift `SerialExecutor` made for
+    /// the test (over a serial dispatch queue of its own).
+    case serialExecutor
+    /// `SpinExecutor.mainActor`: isolated to the main actor (never block it).
+    case mainActor
 
     /// How the kind reads in test names and failures.
     package var description: String {
@@ -25,11 +30,13 @@ package enum ExecutorKind: String, CaseIterable, Sendable, CustomStringConvertib
         case .privatePool: "private pool"
         case .dedicatedThread: "dedicated thread"
         case .serialQueue: "serial queue"
+        case .serialExecutor: "serial executor"
+        case .mainActor: "main actor"
         }
     }
 
     /// The kinds a test may block (a reducer or a queue-less feedback that
     /// waits for the test): every kind but the shared pool, whose threads
-    /// run the loops of every test in the process.
-    package static let blockable: [ExecutorKind] = allCases.filter { $0 != .sharedPool }
+    /// run the loops of every test in the process, and the main actor.
+    package static let blockable: [ExecutorKind] = allCases.filter { $0 != .sharedPool && $0 != .mainActor }
 }

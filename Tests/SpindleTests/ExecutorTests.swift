@@ -244,4 +244,53 @@ struct CheckedElements: AsyncSequence, Sendable {
         await loop.stop()
         #expect(places.values.allSatisfy { !$0.onSpinQueue && $0.onLoopThread })
     }
+
+    @Test func aLoopOnAnActorIsSerializedWithTheActorsOtherWork() async {
+        let bench = Workbench()
+        let busy = Counter()
+        let overlaps = Counter()
+        let calls = Counter()
+        let loop = Spin(initialState: 0) {
+            Feedback<Int, CounterEvent>(effect: { _ in
+                bench.occupy(busy: busy, overlaps: overlaps)
+                calls.add()
+                return nil
+            })
+            Reducer(counterReducer.reduce)
+        }.start(options: SpinOptions(executor: .actor(bench)))
+        #expect(SpinExecutor.actor(bench).description == "actor 'Workbench'")
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for _ in 0..<2_000 { await bench.work(busy: busy, overlaps: overlaps) }
+            }
+            group.addTask {
+                for _ in 0..<2_000 {
+                    loop.emit(.increment)
+                    await Task.yield()
+                }
+            }
+        }
+        #expect(await eventually { calls.current == 2_001 })
+        await loop.stop()
+        #expect(loop.state == 2_000)
+        #expect(overlaps.current == 0, "a slice ran beside the actor's own work")
+    }
+}
+
+/// A default actor whose work a test interleaves with a loop's slices.
+actor Workbench {
+    /// A stretch of the actor's own work.
+    func work(busy: Counter, overlaps: Counter) {
+        occupy(busy: busy, overlaps: overlaps)
+    }
+
+    /// Holds `busy` for a few hundred atomic operations and counts an
+    /// overlap when someone else held it too. Called isolated to the actor
+    /// (by `work`, or by a slice of a loop on the actor) — never
+    /// asserted here, since only the loop's slices are under test.
+    nonisolated func occupy(busy: Counter, overlaps: Counter) {
+        if busy.add() != 1 { overlaps.add() }
+        for _ in 0..<200 { _ = busy.current }
+        busy.add(-1)
+    }
 }

@@ -33,6 +33,8 @@ enum MatrixForm: String, CaseIterable, Sendable, CustomStringConvertible {
     var hasStrategy: Bool { [.async, .throwingAsync, .asyncSequence].contains(self) }
     /// Whether the form may skip states (conflation).
     var conflates: Bool { self == .latestStateSync }
+    /// Whether the effect is called in the loop's slice (on its executor).
+    var runsInSlice: Bool { self == .sync || self == .latestStateSync }
 }
 
 /// One call of an effect, as the effect itself saw it.
@@ -118,13 +120,15 @@ struct FeedbackContractMatrixTests {
         let stopReturned = Counter()
         let calls = Recorder<EffectCall>()
         // Where the effect must run: the named queue; else the loop's
-        // serial queue when it has one (`executeOn:`, `.queue`); else
-        // anywhere (the reducer pool's or the loop's thread, documented).
+        // serial queue when it has one (`executeOn:`, `.queue`); else, for
+        // an effect called in the slice, the loop's executor; else
+        // anywhere (the cooperative pool, documented).
         let placedHere: @Sendable () -> Bool = {
             switch (placement, executor) {
             case (.namedQueue, _): named.isCurrent
             case (.loopExecutor, nil): executeOn.isCurrent
             case (.loopExecutor, .serialQueue?): serialExecutorMark.isCurrent
+            case (.loopExecutor, let kind?) where form.runsInSlice: kind.runsHere
             case (.loopExecutor, _): true
             }
         }

@@ -83,6 +83,12 @@ extension ExecutorKind {
             return try await body(.dedicatedThread)
         case .serialQueue:
             return try await body(.queue(MarkedQueue("spindle-test-serial", mark: serialExecutorMark).queue))
+        case .serialExecutor:
+            let queue = MarkedQueue("spindle-test-serial-executor", mark: serialExecutorJobMark).queue
+            return try await body(.serialExecutor(QueueSerialExecutor(queue)))
+        case .mainActor:
+            _ = mainQueueMark
+            return try await body(.mainActor)
         case .privatePool:
             let pool = try ReducerPool(threads: 2, name: "spindle-test")
             let result: R
@@ -107,6 +113,8 @@ extension ExecutorKind {
         case .privatePool: Thread.current.name?.hasPrefix("spindle-test") == true
         case .dedicatedThread: Thread.current.name == "spindle-loop"
         case .serialQueue: serialExecutorMark.isCurrent
+        case .serialExecutor: serialExecutorJobMark.isCurrent
+        case .mainActor: mainQueueMark.isCurrent
         }
     }
 }
@@ -121,6 +129,18 @@ final class QueueMark: Sendable {
 
 /// Marks the serial queues `withExecutor` makes for `.serialQueue`.
 let serialExecutorMark = QueueMark()
+
+/// Marks the queues of the `SerialExecutor`s `withExecutor` makes for
+/// `.serialExecutor`.
+let serialExecutorJobMark = QueueMark()
+
+/// Marks the main queue (the main actor's executor on Linux), on first use
+/// (a global's initializer runs once).
+let mainQueueMark: QueueMark = {
+    let mark = QueueMark()
+    DispatchQueue.main.setSpecific(key: mark.key, value: true)
+    return mark
+}()
 
 /// A serial queue that code can tell it runs on.
 struct MarkedQueue: Sendable {

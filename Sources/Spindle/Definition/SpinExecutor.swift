@@ -11,6 +11,9 @@ import Dispatch
 ///   for a few loops, not thousands.
 /// - ``queue(_:)``: a serial `DispatchQueue`, e.g. `.main` for a UI loop
 ///   (Spin's `executeOn:`): one work item per scheduling, never one per event.
+/// - ``actor(_:)``, ``mainActor``, ``serialExecutor(_:)``: isolated to an
+///   actor, or on any Swift `SerialExecutor` (an event loop's, a custom
+///   one's): one job per scheduling, serialized with the actor's other work.
 ///
 /// > Important: Never block a loop's executor: its reducer and feedbacks
 /// > share it with other loops (on a pool) or with the rest of the app (on
@@ -21,6 +24,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case pool(ReducerPool)
         case dedicatedThread
         case queue(DispatchQueue)
+        case actor(any Actor, name: String)
     }
 
     let kind: Kind
@@ -43,11 +47,40 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
     /// The main queue: ``queue(_:)`` with `DispatchQueue.main`.
     public static var main: SpinExecutor { .queue(.main) }
 
+    /// Isolated to `actor`: each scheduling of the loop is one job on the
+    /// actor, so the reducer and the queue-less sync feedbacks run
+    /// serialized with the actor's other work, and may call
+    /// `actor.assumeIsolated`. On the actor's executor when it has one of
+    /// its own (the main actor; an actor whose `unownedExecutor` is an event
+    /// loop's); a default actor's jobs run on Swift's cooperative pool.
+    ///
+    /// Async effects that name no queue run on the cooperative pool, not on
+    /// the actor (see <doc:ThreadingModelAndGuarantees>).
+    public static func actor(_ actor: some Actor) -> SpinExecutor {
+        SpinExecutor(kind: .actor(actor, name: "actor '\(type(of: actor))'"))
+    }
+
+    /// Isolated to the main actor: ``actor(_:)`` with `MainActor.shared`.
+    /// Unlike ``main`` (the main dispatch queue), a sync feedback may call
+    /// `MainActor.assumeIsolated` in a slice.
+    public static var mainActor: SpinExecutor {
+        SpinExecutor(kind: .actor(MainActor.shared, name: "main actor"))
+    }
+
+    /// On `executor`, any Swift `SerialExecutor` (a swift-nio event loop's
+    /// `executor`, an executor of your own): the loop runs isolated to an
+    /// actor whose jobs run on `executor`, as ``actor(_:)``.
+    public static func serialExecutor(_ executor: some SerialExecutor) -> SpinExecutor {
+        SpinExecutor(kind: .actor(
+            SerialExecutorActor(executor: executor), name: "serial executor '\(type(of: executor))'"))
+    }
+
     public var description: String {
         switch kind {
         case .pool(let pool): pool === ReducerPool.shared ? "shared pool" : "pool '\(pool.name)'"
         case .dedicatedThread: "dedicated thread"
         case .queue(let queue): "queue '\(queue.label)'"
+        case .actor(_, let name): name
         }
     }
 
@@ -58,6 +91,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .pool(let pool): pool.core
         case .dedicatedThread: DedicatedThreadExecutor(spinsBeforeParking: spinsBeforeParking)
         case .queue(let queue): QueueExecutor(queue: queue)
+        case .actor(let actor, let name): ActorExecutor(actor: actor, name: name)
         }
     }
 }
