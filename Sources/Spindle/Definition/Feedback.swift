@@ -62,7 +62,7 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     package let effect: Effect
     /// States for which the predicate is false are skipped: no run starts and
     /// the previous run is not cancelled.
-    package let filter: (@Sendable (State) -> Bool)?
+    package private(set) var filter: (@Sendable (State) -> Bool)?
     package let strategy: ExecutionStrategy
     /// nil: the loop's executor.
     private(set) var queue: DispatchQueue?
@@ -184,6 +184,30 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     private func mappingParts(_ transform: (Feedback) -> Feedback) -> Feedback? {
         guard case .merged(let parts) = effect else { return nil }
         return Feedback(effect: .merged(parts.map(transform)), queue: nil, strategy: strategy)
+    }
+
+    /// Returns this feedback run only for states that satisfy `predicate`:
+    /// any form — sync, async, sequence, stream, renderer, gear. A
+    /// filtered-out state is not handed to the effect at all: it starts
+    /// nothing and cancels nothing (a stream effect's sequence does not
+    /// yield it). Under ``StateDelivery/latestState`` the predicate sees the
+    /// state the feedback gets, after conflation: a state that passes may be
+    /// replaced by a newer one that does not, and then no call is made for
+    /// either. A feedback filtered twice runs for states that satisfy both
+    /// predicates. For a merged feedback (``init(effects:)``),
+    /// every part is filtered.
+    ///
+    /// The predicate runs where the feedback runs (its queue, else the
+    /// loop's executor), once per state: keep it cheap and pure.
+    public func filtered(by predicate: @escaping @Sendable (State) -> Bool) -> Feedback {
+        if let merged = mappingParts({ $0.filtered(by: predicate) }) { return merged }
+        var copy = self
+        if let existing = filter {
+            copy.filter = { existing($0) && predicate($0) }
+        } else {
+            copy.filter = predicate
+        }
+        return copy
     }
 
     /// Returns this feedback running on `queue` (this also undoes

@@ -66,8 +66,16 @@ public struct SpinOptions: Sendable {
     /// Called (on the effect's thread) when an effect throws. The loop keeps
     /// running. Default: log the error with ``logger`` at `.error`.
     public var onEffectError: (@Sendable (EffectError) -> Void)?
-    /// The logger for the loop's own diagnostics.
-    public var logger: Logger
+    /// The logger for the loop's own diagnostics. Default: a logger labelled
+    /// "spindle", made from the logging system's factory when the loop first
+    /// logs (never when options are built: a `SpinOptions` costs no logger,
+    /// so per-connection options need not be cached).
+    public var logger: Logger {
+        get { customLogger ?? Logger(label: "spindle") }
+        set { customLogger = newValue }
+    }
+    /// The logger given, if any.
+    private var customLogger: Logger?
     /// The most events a loop reduces in one slice before it publishes the
     /// state and delivers the batch to queued feedbacks; on a pool, the loop
     /// then yields its thread if other loops are waiting (fairness).
@@ -83,18 +91,19 @@ public struct SpinOptions: Sendable {
     /// harness and tests, not part of the supported API.
     @_spi(Tuning) public var spinsBeforeParking: Int = 2000
 
-    /// Creates options.
+    /// Creates options. Every parameter has the default its property
+    /// documents; `logger: nil` is the default logger.
     public init(
         executor: SpinExecutor? = nil,
         queue: QueueKind = .lockFree,
         onEffectError: (@Sendable (EffectError) -> Void)? = nil,
-        logger: Logger = Logger(label: "spindle"),
+        logger: Logger? = nil,
         maxBatch: Int = 1024
     ) {
         self.executor = executor
         self.queue = queue
         self.onEffectError = onEffectError
-        self.logger = logger
+        self.customLogger = logger
         self.maxBatch = maxBatch
     }
 }

@@ -47,6 +47,7 @@ extension LoopCore {
 
     var visibleWork: Bool {
         !queueLooksEmpty || observersPending || graceDone.load(ordering: .relaxed)
+            || words.settlePending.load(ordering: .relaxed)
     }
 
     // A hint for the runner's linger: lanes are read without the heavy

@@ -63,13 +63,16 @@ extension LoopCore {
     /// every waiting stop.
     func complete(with report: StopReport, finalState: State) {
         hub?.loopStopped(report)
-        let (waiters, observers) = completion.withLock { completion in
+        let (waiters, settleWaiters, observers) = completion.withLock { completion in
             completion.report = report
             let waiters = completion.waiters
+            let settleWaiters = completion.settleWaiters
             completion.waiters = []
-            return (waiters, self.observers)
+            completion.settleWaiters = []
+            return (waiters, settleWaiters, self.observers)
         }
         observers?.finish(final: finalState)
+        for waiter in settleWaiters { waiter.resume() }
         for waiter in waiters { waiter.resume(returning: report) }
     }
 

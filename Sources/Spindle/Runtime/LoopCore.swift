@@ -134,6 +134,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     @exclusivity(unchecked) var hasInlineWorkers = false
     /// Whether `firstLatestInlineWorker` is set.
     @exclusivity(unchecked) var hasLatestInlineWorkers = false
+    /// The `settled()` calls the runner took at the start of a slice: resumed
+    /// once a slice ends with the queue empty (LoopCore+Settle.swift).
+    @exclusivity(unchecked) var settling: [CheckedContinuation<Void, Never>] = []
 
     /// Creates a loop to run on `executor` (started by `start(spin:)`).
     init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
@@ -298,7 +301,13 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     // The scheduling protocol's hooks (see ScheduledLoop); the bodies are in
     // LoopCore+Slice.swift and LoopCore+Stop.swift.
-    override func runSlice(budget: Int) -> SliceOutcome { slice(budget: budget) }
+    override func runSlice(budget: Int) -> SliceOutcome {
+        // One relaxed load of the loop's words per slice (see LoopCore+Settle.swift).
+        if words.settlePending.load(ordering: .relaxed) || !settling.isEmpty {
+            return sliceSettling(budget: budget)
+        }
+        return slice(budget: budget)
+    }
     override func hasVisibleWork() -> Bool { visibleWork }
     override func runnerSeesWork() -> Bool { runnerWork }
     override func idleCostsFence() -> Bool { laneSet.map { spindle_lane_set_count_consumer($0) > 0 } ?? false }
@@ -729,6 +738,8 @@ final class LoopWorkers<State: Sendable, Event: Sendable> {
 struct LoopCompletion {
     var report: StopReport?
     var waiters: [CheckedContinuation<StopReport, Never>] = []
+    /// `settled()` calls not yet taken by the runner (see LoopCore+Settle.swift).
+    var settleWaiters: [CheckedContinuation<Void, Never>] = []
 }
 
 /// The answer of `LoopCore.emitWithoutWaiting`.

@@ -242,10 +242,30 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
 
     /// Requests a stop without waiting for it: the gate closes at once
     /// (later emits answer ``EmitResult/stopped``) and the loop finishes in
-    /// the background. For a synchronous cancel (a Combine subscription's).
-    /// Any thread; runs no user code.
-    package func requestStop(_ mode: StopMode) {
+    /// the background, exactly as ``stop(_:)`` finishes it. For synchronous
+    /// code that must not wait: a channel handler's `channelInactive`, a
+    /// Combine subscription's `cancel`, a `deinit`. A later (or concurrent)
+    /// `await stop()` waits for this stop and returns its report; the first
+    /// request's mode wins.
+    ///
+    /// Any thread; never blocks, runs no user code.
+    public func requestStop(_ mode: StopMode = .drain) {
         core.requestStop(mode)
+    }
+
+    /// Returns once every event accepted before the call has been reduced
+    /// and its state handed to the loop's feedbacks that run in the slice
+    /// (those that name no queue), in order — the way a test or a server
+    /// waits for what it emitted, instead of polling ``state``. Events
+    /// accepted after the call may be reduced too. Feedbacks on a queue of
+    /// their own (``Feedback/execute(on:)``) and async effects may still be
+    /// running.
+    ///
+    /// On a stopped loop it returns at once; a stop while it waits ends the
+    /// wait (with ``StopMode/discardPending``, the discarded events are
+    /// never reduced). Never blocks a thread.
+    public func settled() async {
+        await core.settle()
     }
 
     /// True once the loop has stopped (its last slice ran).

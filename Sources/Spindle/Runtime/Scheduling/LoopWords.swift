@@ -26,6 +26,7 @@ struct LoopWords: @unchecked Sendable {
     private static let stopRequestOffset = 18     // StopRequest (UInt8)
     private static let graceDoneOffset = 19       // Bool
     private static let observersCreatedOffset = 20 // Bool
+    private static let settlePendingOffset = 21   // Bool
     private static let wordsSize = 24
     private static var size: Int { wordsSize + spindle_task_size() }
 
@@ -52,6 +53,8 @@ struct LoopWords: @unchecked Sendable {
         (base + Self.graceDoneOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
         (base + Self.observersCreatedOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
+            .initialize(to: .init(false))
+        (base + Self.settlePendingOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
         task = spindle_task_init(base + Self.wordsSize, nil)
         assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
@@ -90,4 +93,6 @@ struct LoopWords: @unchecked Sendable {
     var graceDone: UnsafeAtomic<Bool> { view(Self.graceDoneOffset, Bool.self) }
     /// Set (release) once the loop's `states` machinery exists.
     var observersCreated: UnsafeAtomic<Bool> { view(Self.observersCreatedOffset, Bool.self) }
+    /// Set while a `settled()` call waits for the runner to take it.
+    var settlePending: UnsafeAtomic<Bool> { view(Self.settlePendingOffset, Bool.self) }
 }

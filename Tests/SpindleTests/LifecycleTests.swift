@@ -1,0 +1,120 @@
+import Dispatch
+import Foundation
+import Spindle
+import Testing
+import SpindleTestSupport
+
+// The lifecycle a server needs: wait until what was emitted is reduced
+// (`settled()`), and stop from synchronous code without waiting
+// (`requestStop(_:)`).
+
+@Suite struct LifecycleTests {
+    @Test(arguments: allExecutors, allQueueKinds)
+    func settledReturnsOnceEveryAcceptedEventIsReducedAndSeen(executor kind: ExecutorKind, queue: QueueKind) async throws {
+        try await kind.withExecutor { executor in
+            let seen = Recorder<Int>()
+            let loop = Spin(initialState: 0) {
+                Feedback<Int, CounterEvent>(effect: { state in
+                    seen.append(state)
+                    return nil
+                })
+                Reducer(counterReducer.reduce)
+            }.start(options: SpinOptions(executor: executor, queue: queue))
+            // Rounds of emits from several threads (lanes and the shared
+            // queue), each followed by `settled()`: no polling, so a
+            // `settled()` that returned early shows as a smaller state.
+            var total = 0
+            for round in 1...20 {
+                let perThread = round * 50
+                await withTaskGroup(of: Void.self) { group in
+                    for _ in 0..<3 {
+                        group.addTask {
+                            await onThread { for _ in 0..<perThread { loop.emit(.increment) } }
+                        }
+                    }
+                }
+                total += 3 * perThread
+                await loop.settled()
+                #expect(loop.state == total, "round \(round): settled() returned before every event was reduced")
+                #expect(seen.values.last == total, "round \(round): the feedback had not seen the state")
+            }
+            await loop.stop()
+        }
+    }
+
+    @Test func settledReturnsAtOnceOnAStoppedLoopAndWhenTheLoopStops() async {
+        let gate = DispatchSemaphore(value: 0)
+        let loop = Spin(initialState: 0) {
+            Reducer<Int, CounterEvent> { state, _ in
+                gate.wait()
+                gate.signal()
+                return state + 1
+            }
+        }.start(options: SpinOptions(executor: .dedicatedThread))
+        loop.emit(.increment)
+        loop.emit(.increment)
+        // The reducer waits at the gate: the wait ends with the stop.
+        async let waited: Void = loop.settled()
+        loop.requestStop(.discardPending)
+        gate.signal()
+        await waited
+        let report = await loop.stop()
+        #expect(report.reduced + report.discarded == 2)
+        await loop.settled()  // stopped: at once
+    }
+
+    @Test(arguments: allExecutors)
+    func requestStopClosesTheGateAtOnceAndTheStopDrains(executor kind: ExecutorKind) async throws {
+        try await kind.withExecutor { executor in
+            let loop = Spin(initialState: 0) { Reducer(counterReducer.reduce) }
+                .start(options: SpinOptions(executor: executor))
+            for _ in 0..<1_000 { loop.emit(.increment) }
+            loop.requestStop()
+            #expect(loop.emit(.increment) == .stopped)
+            // A later stop waits for this one and reports it; the first
+            // request's mode (drain) wins.
+            let report = await loop.stop(.discardPending)
+            #expect(report.reduced == 1_000)
+            #expect(report.discarded == 0)
+            #expect(loop.state == 1_000)
+        }
+    }
+}
+
+@Suite struct FeedbackFilterModifierTests {
+    /// The forms `filtered(by:)` must reach, each recording the states its
+    /// effect was called with.
+    enum Form: String, CaseIterable, Sendable, CustomStringConvertible {
+        case sync, renderOnly, async, sequence, stream, toGear, onQueue
+        var description: String { rawValue }
+    }
+
+    @Test(arguments: Form.allCases)
+    func aFilteredFeedbackIsCalledOnlyForStatesThatPass(form: Form) async {
+        let calls = Recorder<Int>()
+        let queue = DispatchQueue(label: "spindle-test-filter")
+        let gear = Gear<Int>()
+        let feedback: Feedback<Int, CounterEvent> = switch form {
+        case .sync: Feedback(effect: { (state: Int) -> CounterEvent? in calls.append(state); return nil })
+        case .renderOnly: Feedback(effect: { (state: Int) in calls.append(state) })
+        case .async: Feedback(effect: { (state: Int) async -> CounterEvent? in calls.append(state); return nil },
+                              applying: .continueOnNewState)
+        case .sequence: Feedback(effect: { (state: Int) -> AsyncStream<CounterEvent> in
+            calls.append(state)
+            return AsyncStream { $0.finish() }
+        }, applying: .continueOnNewState)
+        case .stream: Feedback(streamEffect: { (states: AsyncStream<Int>) in
+            states.compactMap { (state: Int) -> CounterEvent? in calls.append(state); return nil }
+        })
+        case .toGear: Feedback(attachedTo: gear, toGear: { (state: Int) -> Int? in calls.append(state); return nil })
+        case .onQueue: Feedback(effect: { (state: Int) in calls.append(state) }, on: queue)
+        }
+        // Two filters: both must pass (even states above 10).
+        let filtered = feedback.filtered(by: { $0.isMultiple(of: 2) }).filtered(by: { $0 > 10 })
+        let loop = Spin(initialState: 0, feedbacks: [filtered], reducer: counterReducer).start()
+        for _ in 0..<30 { loop.emit(.increment) }
+        #expect(await eventually { calls.values.last == 30 })
+        await loop.stop()
+        #expect(calls.values == Array(stride(from: 12, through: 30, by: 2)), "\(form)")
+    }
+}
