@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "SpindleTesting", targets: ["SpindleTesting"]),
         .library(name: "SpindleMetrics", targets: ["SpindleMetrics"]),
         .library(name: "SpindleReplay", targets: ["SpindleReplay"]),
+        .library(name: "SpindleNIO", targets: ["SpindleNIO"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     dependencies: [
@@ -26,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // SpindleCombine only, where Apple's Combine is missing (Linux, Windows…).
         .package(url: "https://github.com/OpenCombine/OpenCombine", from: "0.14.0"),
+        // SpindleNIO only (and its tests and example server).
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         // Benchmark harness only: command line, latency histograms.
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
@@ -85,6 +88,17 @@ let package = Package(
             dependencies: ["Spindle", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/Soak"
         ),
+        // The HTTP server `scripts/load.sh` loads (plain NIO, SpindleNIO, the pool).
+        .executableTarget(
+            name: "spindle-http-server",
+            dependencies: [
+                "Spindle", "SpindleNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Examples/HTTPServer"
+        ),
         // The runnable example: `swift run spindle-example`.
         .executableTarget(name: "spindle-example", dependencies: ["Spindle"], path: "Examples/SpindleExample"),
         // The Combine bridge: Apple's Combine where it exists, OpenCombine
@@ -100,6 +114,18 @@ let package = Package(
         .target(
             name: "SpindleMetrics",
             dependencies: ["Spindle", .product(name: "CoreMetrics", package: "swift-metrics")]
+        ),
+        // A loop per NIO channel, on the channel's event loop. Its code needs
+        // NIOCore only; NIOPosix is listed so that its DocC snippet (a real
+        // server on loopback, built and run by scripts/docs.sh) can import it:
+        // a snippet sees the modules of the package's library targets only.
+        .target(
+            name: "SpindleNIO",
+            dependencies: [
+                "Spindle",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
         ),
         // Record a loop's reductions as JSON Lines and replay them (Foundation).
         .target(name: "SpindleReplay", dependencies: ["Spindle"]),
@@ -133,6 +159,14 @@ let package = Package(
             ]
         ),
         .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", "SpindleTestSupport", openCombine]),
+        .testTarget(
+            name: "SpindleNIOTests",
+            dependencies: [
+                "SpindleNIO", "Spindle", "SpindleTestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle", "SpindleTestSupport"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.

@@ -67,7 +67,7 @@ done < <(find Snippets -name '*.swift' | sort)
 echo "docs: $count snippets built and ran"
 
 echo "== docs: DocC for every product, warnings as errors"
-for target in Spindle SpindleCombine SpindleTesting SpindleMetrics SpindleReplay; do
+for target in Spindle SpindleCombine SpindleTesting SpindleMetrics SpindleReplay SpindleNIO; do
     swift package generate-documentation --target "$target" --warnings-as-errors 2>&1 | tail -3
 done
 echo "docs: passed"

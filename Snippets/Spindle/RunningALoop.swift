@@ -66,6 +66,17 @@ assert(result.accepted + result.dropped + result.stopped == 3)
 precondition(result.accepted == 3, "a roomy bounded queue accepts every event")
 // snippet.show
 
+// snippet.settled
+let before = loop.state
+loop.emit(.increaseLeft)
+await loop.settled()  // every event accepted so far is reduced
+print("left went from \(before.left) to \(loop.state.left) or further")
+// snippet.end
+
+// snippet.hide
+precondition(loop.state.left > before.left, "settled() returned after the emit was reduced")
+// snippet.show
+
 // snippet.stop
 let report = await loop.stop(.discardPending)
 print("reduced \(report.reduced), discarded \(report.discarded)")

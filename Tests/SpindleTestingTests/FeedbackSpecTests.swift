@@ -75,7 +75,10 @@ let settleGuard: Duration = .seconds(hangGuardSeconds)
     @Test func cancelledStepsAreAscendingWhicheverRunEndsFirstRegression() async {
         let spec = FeedbackSpec<Int, Int>(effect: { (n: Int) async -> Int? in
             guard n < 3 else { return n }
-            try? await Task.sleep(for: .seconds(5))  // until a newer state cancels the run
+            // Until a newer state cancels the run: no clock margin (a loaded
+            // machine once took over 5 s to deliver it); the spec's timeout
+            // is the hang guard.
+            try? await Task.sleep(for: .seconds(86_400))
             if n == 1 { await sleepIgnoringCancellation(milliseconds: 150) }
             return n
         }, applying: .cancelOnNewState)

@@ -118,3 +118,28 @@ import SpindleTestSupport
         #expect(calls.values == Array(stride(from: 12, through: 30, by: 2)), "\(form)")
     }
 }
+
+@Suite struct PerStartFeedbackTests {
+    @Test func oneSpinStartedManyTimesGivesEachStartItsOwnFeedbacks() async {
+        let shared = Recorder<Int>()
+        let spin = Spin(initialState: 0, feedbacks: [
+            Feedback<Int, CounterEvent>(effect: { (state: Int) in shared.append(state) })
+        ], reducer: counterReducer)
+        // Three "connections", each with its own id reachable from its feedback.
+        let seen = (0..<3).map { _ in Recorder<String>() }
+        let loops = (0..<3).map { connection in
+            spin.start(adding: [Feedback(effect: { (state: Int) in seen[connection].append("\(connection):\(state)") })])
+        }
+        for (index, loop) in loops.enumerated() {
+            for _ in 0...index { loop.emit(.increment) }
+        }
+        for loop in loops { await loop.settled() }
+        for loop in loops { await loop.stop() }
+        for connection in 0..<3 {
+            #expect(seen[connection].values == (0...connection + 1).map { "\(connection):\($0)" })
+        }
+        // The spin's own feedback ran for every start: 2 + 3 + 4 states.
+        #expect(shared.count == 9)
+        #expect(spin.feedbacks.count == 1, "the spin itself is unchanged")
+    }
+}

@@ -122,6 +122,25 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         SpinLoop(spin: self, options: options)
     }
 
+    /// Starts a loop running this spin with `feedbacks` added for this start
+    /// only, after the spin's own: how one spin definition, started many
+    /// times, gives each start its own environment — a channel, a
+    /// connection id — without being rebuilt. The added feedbacks capture
+    /// it; everything else (the reducer, the spin's feedbacks and
+    /// observers) is shared by every start.
+    ///
+    /// Never crashes, as ``start(options:)``.
+    /// - Parameters:
+    ///   - options: the executor, queue and tuning for this loop.
+    ///   - feedbacks: this start's own feedbacks; each sees the initial state
+    ///     first, as every feedback does.
+    /// - Returns: the running loop.
+    public func start(options: SpinOptions = .init(), adding feedbacks: [Feedback<State, Event>]) -> SpinLoop<State, Event> {
+        var spin = self
+        for feedback in feedbacks { spin = spin.addingFeedback(feedback) }
+        return spin.start(options: options)
+    }
+
     /// Starts a loop running this spin, or throws why it cannot.
     /// - Parameter options: the executor, queue and tuning for this loop.
     /// - Throws: ``SpinExecutorError`` when the executor cannot take the loop.

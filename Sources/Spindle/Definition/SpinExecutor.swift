@@ -70,7 +70,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
     /// On `executor`, any Swift `SerialExecutor` (a swift-nio event loop's
     /// `executor`, an executor of your own): the loop runs isolated to an
     /// actor whose jobs run on `executor`, as ``actor(_:)``.
-    public static func serialExecutor(_ executor: some SerialExecutor) -> SpinExecutor {
+    public static func serialExecutor(_ executor: any SerialExecutor) -> SpinExecutor {
         SpinExecutor(kind: .actor(
             SerialExecutorActor(executor: executor), name: "serial executor '\(type(of: executor))'"))
     }
