@@ -16,9 +16,9 @@ public import Spindle
 ///
 /// - **One loop per channel, where the channel lives.** The loop starts when
 ///   the channel becomes active (or when the handler is added to an active
-///   channel) and runs on the channel's event loop through
-///   `SpinExecutor.serialExecutor(_:)`: the reducer and the
-///   spin's feedbacks that name no queue run on that event loop, serialized
+///   channel) and runs on the channel's event loop, each scheduling one
+///   task of the event loop's (`execute`): the reducer and the spin's
+///   feedbacks that name no queue run on that event loop, serialized
 ///   with the channel's other handlers. No thread hop: a message read on the
 ///   event loop is reduced there, in a job that runs after the read (see
 ///   <doc:SpindleNIO>).
@@ -42,13 +42,18 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     public typealias OutboundIn = Never
     public typealias OutboundOut = OutboundOut
 
-    private let spin: Spin<State, Event>
-    private let event: (InboundIn) -> Event?
-    private let replies: @Sendable (State) -> [OutboundOut]
-    private let options: SpinOptions
+    // `@usableFromInline` and the `@inlinable` methods below: the handler
+    // is generic and lives in another module than its user, so without them
+    // its per-message code runs unspecialized (metadata lookups and dynamic
+    // casts for `NIOAny`).
+    @usableFromInline let spin: Spin<State, Event>
+    @usableFromInline let event: (InboundIn) -> Event?
+    @usableFromInline let replies: @Sendable (State) -> [OutboundOut]
+    @usableFromInline let options: SpinOptions
     /// The channel's loop, from its start on (the channel's activation). On
     /// the event loop only.
-    public private(set) var loop: SpinLoop<State, Event>?
+    public var loop: SpinLoop<State, Event>? { startedLoop }
+    @usableFromInline var startedLoop: SpinLoop<State, Event>?
     /// A `read` held back while the channel is not writable.
     private var readPending = false
 
@@ -73,10 +78,12 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         self.replies = replies
     }
 
+    @inlinable
     public func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { start(context: context) }
     }
 
+    @inlinable
     public func channelActive(context: ChannelHandlerContext) {
         start(context: context)
         context.fireChannelActive()
@@ -91,6 +98,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         loop?.requestStop()
     }
 
+    @inlinable
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let loop, let event = event(unwrapInboundIn(data)) else { return }
         // A loop on an unbounded queue accepts every event until it stops;
@@ -115,13 +123,17 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 
     /// Starts the loop once, with the writer feedbacks bound to `context`.
-    private func start(context: ChannelHandlerContext) {
-        guard loop == nil else { return }
+    @inlinable
+    func start(context: ChannelHandlerContext) {
+        guard startedLoop == nil else { return }
         let writer = NIOLoopBound(ReplyWriter<OutboundOut>(context: context), eventLoop: context.eventLoop)
         let replies = self.replies
         var options = self.options
-        options.executor = .serialExecutor(context.eventLoop.executor)
-        loop = spin
+        // One `execute` per scheduling: the event loop's own task queue,
+        // cheaper than a task switching to its `executor`.
+        let eventLoop = context.eventLoop
+        options.executor = .enqueuing(name: "event loop") { eventLoop.execute($0) }
+        startedLoop = spin
             // Every state, in order, written as it is reduced …
             .addingFeedback(Feedback(effect: { (state: State) in
                 writer.value.write(replies(state))
@@ -139,16 +151,19 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
 /// (held in a `NIOLoopBound`). The context is held weakly: the loop's
 /// feedbacks hold this writer, and the context holds the handler that holds
 /// the loop.
-private final class ReplyWriter<OutboundOut> {
-    private weak var context: ChannelHandlerContext?
+@usableFromInline
+final class ReplyWriter<OutboundOut> {
+    @usableFromInline weak var context: ChannelHandlerContext?
     /// The first state the feedback sees is the initial state: no reply.
-    private var sawInitialState = false
-    private var written = false
+    @usableFromInline var sawInitialState = false
+    @usableFromInline var written = false
 
+    @inlinable
     init(context: ChannelHandlerContext) {
         self.context = context
     }
 
+    @inlinable
     func write(_ messages: @autoclosure () -> [OutboundOut]) {
         guard sawInitialState else {
             sawInitialState = true
@@ -161,6 +176,7 @@ private final class ReplyWriter<OutboundOut> {
         }
     }
 
+    @inlinable
     func flushIfWritten() {
         guard written else { return }
         written = false

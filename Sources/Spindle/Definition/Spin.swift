@@ -89,6 +89,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// This spin with `feedback` added last, keeping everything else (its
     /// observers included): for bridges that run a spin with a feedback of
     /// their own (SpindleCombine's `stream(from:)`).
+    @usableFromInline
     package func addingFeedback(_ feedback: Feedback<State, Event>) -> Spin {
         var copy = Spin(initialState: initialState, feedbacks: feedbacks + [feedback],
                         reducer: reducer, executeOn: executionQueue)

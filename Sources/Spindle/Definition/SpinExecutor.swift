@@ -25,6 +25,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case dedicatedThread
         case queue(DispatchQueue)
         case actor(any Actor, name: String)
+        case enqueuing(name: String, @Sendable (@escaping @Sendable () -> Void) -> Void)
     }
 
     let kind: Kind
@@ -60,6 +61,16 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         SpinExecutor(kind: .actor(actor, name: "actor '\(type(of: actor))'"))
     }
 
+    /// Each scheduling handed to `enqueue` as a closure that it runs later,
+    /// once, on a serial context (SpindleNIO: an event loop's `execute`).
+    /// `enqueue` must never run the closure before it returns.
+    @usableFromInline
+    package static func enqueuing(
+        name: String, _ enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) -> SpinExecutor {
+        SpinExecutor(kind: .enqueuing(name: name, enqueue))
+    }
+
     /// Isolated to the main actor: ``actor(_:)`` with `MainActor.shared`.
     /// Unlike ``main`` (the main dispatch queue), a sync feedback may call
     /// `MainActor.assumeIsolated` in a slice.
@@ -81,6 +92,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .dedicatedThread: "dedicated thread"
         case .queue(let queue): "queue '\(queue.label)'"
         case .actor(_, let name): name
+        case .enqueuing(let name, _): name
         }
     }
 
@@ -92,6 +104,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .dedicatedThread: DedicatedThreadExecutor(spinsBeforeParking: spinsBeforeParking)
         case .queue(let queue): QueueExecutor(queue: queue)
         case .actor(let actor, let name): ActorExecutor(actor: actor, name: name)
+        case .enqueuing(let name, let enqueue): EnqueuingExecutor(name: name, enqueue: enqueue)
         }
     }
 }

@@ -71,3 +71,32 @@ actor SerialExecutorActor {
         executor.asUnownedSerialExecutor()
     }
 }
+
+/// Hands each scheduling of a loop to `enqueue` as one closure, which must
+/// run it later, once, on a serial context of its own (SpindleNIO: an event
+/// loop's `execute`, cheaper than a task switching to the event loop's
+/// executor). As an actor's job, a slice never lingers.
+///
+/// **Thread safety:** `schedule` from any thread; `enqueue` must never run
+/// the closure before it returns (a scheduling runs no user code).
+final class EnqueuingExecutor: LoopExecutor {
+    let enqueue: @Sendable (@escaping @Sendable () -> Void) -> Void
+    let name: String
+
+    init(name: String, enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+        self.name = name
+        self.enqueue = enqueue
+    }
+
+    func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {}
+
+    func loopFinished(_ loop: ScheduledLoop) {}
+
+    func schedule(_ loop: ScheduledLoop) {
+        enqueue { [self] in
+            if case .reschedule = loop.runScheduling(linger: { false }) {
+                schedule(loop)
+            }
+        }
+    }
+}
