@@ -207,7 +207,7 @@ struct CheckedElements: AsyncSequence, Sendable {
     /// at once did); now the pool starts a spare thread when its last one
     /// blocks. Should that regress, stopping the receiving loop answers the
     /// waiting emit `.stopped`, which lets the test end.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(10)))  // a hang guard: see SpinStreamTests
     func anEmitIntoAnotherLoopsFullBlockingRingFromAPoolThreadDoesNotStallThePool() async throws {
         let pool = try ReducerPool(threads: 1, name: "cross-loop")
         let receiver = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, event in state + event })
