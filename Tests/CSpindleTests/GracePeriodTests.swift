@@ -126,7 +126,7 @@ extension CSpindleTarget {
         // Waits for a positive signal: `count` callbacks. The bound catches a
         // hang (a lost wake-up of the grace thread), not a slow machine.
         private func waitForCallbacks(_ record: GraceRecord, count: Int) throws {
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + hangGuard
             while record.total.load(ordering: .sequentiallyConsistent) < count, ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }

@@ -174,7 +174,7 @@ extension CSpindleTarget {
             }
             var next = 0
             var idle = ConsumerIdle()
-            let deadline = ContinuousClock.now + .seconds(60)
+            let deadline = ContinuousClock.now + hangGuard
             while next < count, failures.load(ordering: .relaxed) == 0, ContinuousClock.now < deadline {
                 if spindle_lane_available_consumer(lane.raw) == 0 {
                     idle.pause()
@@ -309,7 +309,7 @@ extension CSpindleTarget {
                 for value in laneDrain(lane.raw) { check.record(value) }
                 // `join` returns when the threads' bodies have returned; their
                 // thread-exit hooks (which set EXITED) run just after.
-                let deadline = ContinuousClock.now + .seconds(60)
+                let deadline = ContinuousClock.now + hangGuard
                 while spindle_lane_word(lane.raw) & SPINDLE_LANE_EXITED == 0, ContinuousClock.now < deadline {
                     sched_yield()
                 }

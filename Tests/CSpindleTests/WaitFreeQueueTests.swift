@@ -1,6 +1,7 @@
 import CSpindle
 import Foundation
 import Synchronization
+import SpindleTestSupport
 import Testing
 
 /// Acquires a node, writes `value` into its payload and enqueues it.
@@ -74,7 +75,7 @@ private func consumeAndCheck(
     _ raw: OpaquePointer, producers: Int, perProducer: Int, progress: StressProgress, threads: TestThreads
 ) throws {
     var check = ProducerStreamCheck(producers: producers, perProducer: perProducer)
-    let deadline = ContinuousClock.now + .seconds(30)
+    let deadline = ContinuousClock.now + hangGuard
     var timedOut = false
     var idle = ConsumerIdle()
     var iteration = 0
