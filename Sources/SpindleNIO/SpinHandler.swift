@@ -133,17 +133,17 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         // cheaper than a task switching to its `executor`.
         let eventLoop = context.eventLoop
         options.executor = .enqueuing(name: "event loop") { eventLoop.execute($0) }
-        startedLoop = spin
+        startedLoop = spin.start(options: options, adding: [
             // Every state, in order, written as it is reduced …
-            .addingFeedback(Feedback(effect: { (state: State) in
+            Feedback(effect: { (state: State) in
                 writer.value.write(replies(state))
-            }))
+            }),
             // … and one flush per slice (a latest-state feedback runs once
             // per batch, after the every-state ones).
-            .addingFeedback(Feedback(effect: { (_: State) in
+            Feedback(effect: { (_: State) in
                 writer.value.flushIfWritten()
-            }).delivering(.latestState))
-            .start(options: options)
+            }).delivering(.latestState),
+        ])
     }
 }
 

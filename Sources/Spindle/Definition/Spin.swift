@@ -89,9 +89,14 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// This spin with `feedback` added last, keeping everything else (its
     /// observers included): for bridges that run a spin with a feedback of
     /// their own (SpindleCombine's `stream(from:)`).
-    @usableFromInline
     package func addingFeedback(_ feedback: Feedback<State, Event>) -> Spin {
-        var copy = Spin(initialState: initialState, feedbacks: feedbacks + [feedback],
+        addingFeedbacks([feedback])
+    }
+
+    /// This spin with `added` after its own feedbacks, in order, keeping
+    /// everything else (its observers included); rebuilt once.
+    package func addingFeedbacks(_ added: [Feedback<State, Event>]) -> Spin {
+        var copy = Spin(initialState: initialState, feedbacks: feedbacks + added,
                         reducer: reducer, executeOn: executionQueue)
         copy.observers = observers
         return copy
@@ -137,9 +142,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     ///     first, as every feedback does.
     /// - Returns: the running loop.
     public func start(options: SpinOptions = .init(), adding feedbacks: [Feedback<State, Event>]) -> SpinLoop<State, Event> {
-        var spin = self
-        for feedback in feedbacks { spin = spin.addingFeedback(feedback) }
-        return spin.start(options: options)
+        addingFeedbacks(feedbacks).start(options: options)
     }
 
     /// Starts a loop running this spin, or throws why it cannot.
