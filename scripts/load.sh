@@ -5,10 +5,13 @@
 # loop) and `spindle-pool` (the same spin on the shared reducer pool) — on
 # loopback with 2 event loops, loaded by wrk (2 threads) at 100 and 1,000
 # connections, and at 100 with 10,000 idle connections held open. Prints
-# one Markdown table, then the idle CPU and the ratios to `plain` measured
-# in this run.
+# the machine's CPU, one Markdown table of medians, then each mode's idle
+# CPU and requests/s per round, and the ratios to `plain` measured in this
+# run.
 #
-# Usage: scripts/load.sh [seconds per cell, default 10]
+# Usage: scripts/load.sh [seconds per run, default 10]
+#   SPINDLE_LOAD_REPEATS=N: rounds per cell (default 3); each figure is
+#   the median of its rounds, the modes' order rotated every round.
 #   SPINDLE_LOAD_MODES="plain spindle-nio": only these modes (default: all
 #   three; the ratios need plain).
 #   SPINDLE_LOAD_SMOKE=1: one second per cell and 1,000 idle connections
@@ -21,9 +24,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-10}
+repeats=${SPINDLE_LOAD_REPEATS:-3}
 idle=10000
 if [[ ${SPINDLE_LOAD_SMOKE:-0} == 1 ]]; then
     seconds=1
+    repeats=1
     idle=1000
 fi
 
@@ -65,14 +70,14 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 start_server() {
     local mode=$1
-    "$server_bin" --mode "$mode" --port 0 --threads 2 >"$work/server.out" 2>"$work/server.err" &
+    "$server_bin" --mode "$mode" --port 0 --threads 2 >"$work/$mode.out" 2>"$work/$mode.err" &
     server_pid=$!
     for _ in $(seq 1 600); do
-        if grep -q "^listening on" "$work/server.out" 2>/dev/null; then break; fi
+        if grep -q "^listening on" "$work/$mode.out" 2>/dev/null; then break; fi
         sleep 0.1
     done
-    port=$(awk '/^listening on/ { print $3 }' "$work/server.out")
-    [[ -n $port ]] || { echo "load: the $mode server did not start" >&2; cat "$work/server.err" >&2; exit 1; }
+    port=$(awk '/^listening on/ { print $3 }' "$work/$mode.out")
+    [[ -n $port ]] || { echo "load: the $mode server did not start" >&2; cat "$work/$mode.err" >&2; exit 1; }
     # Every mode answers the same bytes.
     curl -s -D - "http://127.0.0.1:$port/" -o "$work/body" >"$work/headers" 2>/dev/null || true
     if [[ "$(cat "$work/body")" != "Hello, World!" ]]; then
@@ -136,24 +141,60 @@ PY
     exit 1
 }
 
-rows=()
-declare -A rps_of p99_of rss_of cpu_of
+# Every mode's server runs at once for the busy cells (an idle server costs
+# nothing: see the idle CPU below), and each cell is measured in rounds with
+# the modes' order rotated every round, so that a slow or fast phase of the
+# machine falls on every mode alike; each figure is the median of its
+# rounds, and the spread of requests/s is printed under the table.
+declare -A port_of pid_of threads_of
+declare -A rps_runs p50_runs p99_runs errors_of rss_of cpu_of
 ticks_per_second=$(getconf CLK_TCK)
-modes=${SPINDLE_LOAD_MODES:-plain spindle-nio spindle-pool}
-for mode in $modes; do
-    echo "== $mode" >&2
+modes=(${SPINDLE_LOAD_MODES:-plain spindle-nio spindle-pool})
+for mode in "${modes[@]}"; do
+    start_server "$mode"
+    pid_of[$mode]=$server_pid
+    port_of[$mode]=$port
+    # Warm up: connections accepted, code paged in.
+    wrk -t2 -c100 -d1s "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
+done
+server_pids="${pid_of[*]}"
+server_pid=""
+cleanup_servers() { for pid in $server_pids; do kill "$pid" 2>/dev/null || true; done; }
+trap 'cleanup_servers; cleanup' EXIT
+
+record() {  # record MODE CELL "rps p50 p99 errors"
+    local mode=$1 cell=$2 rps p50 p99 errors
+    read -r rps p50 p99 errors <<<"$3"
+    rps_runs[$mode,$cell]+="$rps "
+    p50_runs[$mode,$cell]+="${p50%_ms} "
+    p99_runs[$mode,$cell]+="${p99%_ms} "
+    errors_of[$mode,$cell]=$(( ${errors_of[$mode,$cell]:-0} + errors ))
+}
+
+count=${#modes[@]}
+for round in $(seq 1 "$repeats"); do
+    for connections in 100 1000; do
+        for i in $(seq 0 $((count - 1))); do
+            mode=${modes[$(( (i + round - 1) % count ))]}
+            port=${port_of[$mode]}
+            echo "== round $round/$repeats, $connections connections: $mode" >&2
+            record "$mode" "$connections" "$(run_wrk "$connections")"
+            threads_of[$mode,$connections]=$(thread_count "${pid_of[$mode]}")
+        done
+    done
+done
+cleanup_servers
+for mode in "${modes[@]}"; do wait "${pid_of[$mode]}" 2>/dev/null || true; done
+server_pids=""
+
+# Idle connections, one server at a time (its memory is measured alone):
+# memory per connection and CPU while idle, then 100 busy connections
+# beside them, in rounds.
+for mode in "${modes[@]}"; do
+    echo "== $mode, $idle idle connections" >&2
     start_server "$mode"
     threads_idle=$(thread_count "$server_pid")
-    # Warm up (connections accepted, code paged in), then the two loads.
     wrk -t2 -c100 -d1s "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
-    for connections in 100 1000; do
-        read -r rps p50 p99 errors < <(run_wrk "$connections")
-        rows+=("| $mode | $connections | $rps | ${p50//_/ } | ${p99//_/ } | $errors | — | $(thread_count "$server_pid") |")
-        rps_of[$mode,$connections]=$rps
-        p99_of[$mode,$connections]=${p99//_/ }
-    done
-    # Idle connections: memory per connection and CPU while idle, then 100
-    # busy ones beside them.
     sleep 1
     rss_before=$(rss_kib "$server_pid")
     hold_idle "$idle"
@@ -163,33 +204,69 @@ for mode in $modes; do
     sleep 5
     ticks_after=$(cpu_ticks "$server_pid")
     cpu_ms=$(( (ticks_after - ticks_before) * 1000 / ticks_per_second / 5 ))
-    per_connection=$(python3 -c "print(f'{($rss_idle - $rss_before) / $idle:.2f} KiB')")
-    read -r rps p50 p99 errors < <(run_wrk 100)
-    rows+=("| $mode | $idle idle + 100 | $rps | ${p50//_/ } | ${p99//_/ } | $errors | $per_connection | $(thread_count "$server_pid") |")
-    rps_of[$mode,idle]=$rps
-    rss_of[$mode]=$per_connection
+    rss_of[$mode]=$(python3 -c "print(f'{($rss_idle - $rss_before) / $idle:.2f} KiB')")
     cpu_of[$mode]="$cpu_ms ms/s idle ($threads_idle threads before load)"
+    for round in $(seq 1 "$repeats"); do
+        record "$mode" idle "$(run_wrk 100)"
+    done
+    threads_of[$mode,idle]=$(thread_count "$server_pid")
     kill "$holder_pid" 2>/dev/null || true
     wait "$holder_pid" 2>/dev/null || true
     holder_pid=""
     stop_server
 done
 
-echo
-echo "| mode | connections | requests/s | p50 | p99 | errors | RSS/conn | threads |"
-echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
-for row in "${rows[@]}"; do echo "$row"; done
-echo
-for mode in $modes; do
-    echo "- $mode: server CPU with $idle idle connections: ${cpu_of[$mode]}"
-done
-python3 - "${rps_of[plain,100]:-0}" "${rps_of[spindle-nio,100]:-0}" "${rps_of[spindle-pool,100]:-0}" \
-    "${rps_of[plain,1000]:-0}" "${rps_of[spindle-nio,1000]:-0}" "${rps_of[spindle-pool,1000]:-0}" \
-    "${rps_of[plain,idle]:-0}" "${rps_of[spindle-nio,idle]:-0}" "${rps_of[spindle-pool,idle]:-0}" <<'PY'
-import sys
-v = [float(x) for x in sys.argv[1:]]
-def ratio(a, b): return f"{a / b:.2f}×" if a > 0 and b > 0 else "n/a"
-for i, cell in enumerate(["100", "1000", "idle + 100"]):
-    plain, nio, pool = v[3 * i], v[3 * i + 1], v[3 * i + 2]
-    print(f"- requests/s vs plain at {cell}: spindle-nio {ratio(nio, plain)}, spindle-pool {ratio(pool, plain)}")
+# The table, the spreads and the ratios (of medians), in Python.
+{
+    echo "repeats $repeats"
+    echo "idle $idle"
+    echo "cpu $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) ($(nproc) cores)"
+    for mode in "${modes[@]}"; do
+        for cell in 100 1000 idle; do
+            echo "cell|$mode|$cell|${rps_runs[$mode,$cell]}|${p50_runs[$mode,$cell]}|${p99_runs[$mode,$cell]}|${errors_of[$mode,$cell]:-0}|${threads_of[$mode,$cell]:-?}"
+        done
+        echo "mode|$mode|${rss_of[$mode]}|${cpu_of[$mode]}"
+    done
+} >"$work/figures"
+python3 - "$work/figures" <<'PY'
+import statistics, sys
+cells, rss, cpu, modes = {}, {}, {}, []
+for line in open(sys.argv[1]):
+    line = line.rstrip("\n")
+    if line.startswith("repeats "): repeats = int(line.split()[1])
+    elif line.startswith("idle "): idle = line.split()[1]
+    elif line.startswith("cpu "): machine = line[4:]
+    elif line.startswith("cell|"):
+        _, mode, cell, rps, p50, p99, errors, threads = line.split("|")
+        ms = lambda runs: [float(x) for x in runs.split() if x != "n/a"]
+        cells[mode, cell] = dict(rps=[float(x) for x in rps.split()], p50=ms(p50), p99=ms(p99),
+                                 errors=int(errors), threads=threads)
+    elif line.startswith("mode|"):
+        _, mode, per_connection, idle_cpu = line.split("|")
+        modes.append(mode); rss[mode] = per_connection; cpu[mode] = idle_cpu
+median = lambda xs: statistics.median(xs) if xs else 0.0
+label = {"100": "100", "1000": "1000", "idle": f"{idle} idle + 100"}
+print(f"\n{machine}; medians of {repeats} round(s) per cell, modes' order rotated each round\n")
+print("| mode | connections | requests/s | p50 | p99 | errors | RSS/conn | threads |")
+print("| --- | --- | --- | --- | --- | --- | --- | --- |")
+for mode in modes:
+    for cell in ("100", "1000", "idle"):
+        c = cells[mode, cell]
+        print(f"| {mode} | {label[cell]} | {median(c['rps']):.0f} | {median(c['p50']):.2f} ms | "
+              f"{median(c['p99']):.2f} ms | {c['errors']} | {rss[mode] if cell == 'idle' else '—'} | {c['threads']} |")
+print()
+for mode in modes:
+    print(f"- {mode}: server CPU with {idle} idle connections: {cpu[mode]}; requests/s per round: "
+          + "; ".join(f"{label[cell]}: " + ", ".join(f"{x:.0f}" for x in cells[mode, cell]["rps"])
+                      for cell in ("100", "1000", "idle")))
+if "plain" in modes:
+    for mode in modes:
+        if mode == "plain": continue
+        parts = []
+        for cell in ("100", "1000", "idle"):
+            p, m = cells["plain", cell], cells[mode, cell]
+            rps = f"{median(m['rps']) / median(p['rps']):.2f}×" if median(p["rps"]) > 0 else "n/a"
+            p99 = f"{median(m['p99']) / median(p['p99']):.2f}×" if median(p["p99"]) > 0 else "n/a"
+            parts.append(f"{label[cell]}: requests/s {rps}, p99 {p99}")
+        print(f"- {mode} vs plain (medians): " + "; ".join(parts))
 PY

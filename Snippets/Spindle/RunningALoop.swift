@@ -101,3 +101,29 @@ precondition(statistics.rejectedAfterStop == 1, "the refused emit is counted")
 precondition(statistics.droppedEvents == 0, "nothing was dropped")
 
 // snippet.show
+
+// snippet.environment
+/// What each start of the spin gets: a session's id and where it reports.
+struct Session: Sendable {
+    let id: Int
+    let report: @Sendable (String) -> Void
+}
+
+let reportingSpin = Spin(initialState: Levels(left: 0, right: 4), reducer: Reducer(levelsReducer)) {
+    Feedback(effect: leftEffect)
+    Feedback.withEnvironment { (session: Session) in
+        Feedback(effect: { (state: Levels) in session.report("session \(session.id): \(state.left)") })
+    }
+}
+let first = try reportingSpin.tryStart(environment: Session(id: 1, report: { print($0) }))
+let second = try reportingSpin.tryStart(environment: Session(id: 2, report: { print($0) }))
+// snippet.end
+
+// snippet.hide
+await first.settled()
+await second.settled()
+precondition(first.state.left == 4 && second.state.left == 4, "both starts ran the spin")
+precondition(reportingSpin.start().startError != nil, "a start without its environment does not start")
+await first.stop()
+await second.stop()
+// snippet.show

@@ -142,4 +142,66 @@ import SpindleTestSupport
         #expect(shared.count == 9)
         #expect(spin.feedbacks.count == 1, "the spin itself is unchanged")
     }
+
+    /// A connection's environment, as a server would give each start.
+    struct Connection: Sendable {
+        let id: Int
+        let sent: Recorder<String>
+    }
+
+    @Test func eachStartMakesTheSpinsPerStartFeedbackFromItsOwnEnvironment() async throws {
+        let made = Recorder<Int>()
+        let spin = Spin(initialState: 0, reducer: counterReducer) {
+            Feedback.withEnvironment { (connection: Connection) in
+                made.append(connection.id)
+                return Feedback(effect: { (state: Int) in connection.sent.append("\(connection.id):\(state)") })
+            }
+            // Modifiers apply to what the environment makes.
+            Feedback.withEnvironment { (connection: Connection) in
+                Feedback(effect: { (state: Int) in connection.sent.append("even \(state)") })
+            }.filtered(by: { $0.isMultiple(of: 2) })
+        }
+        let connections = (0..<3).map { Connection(id: $0, sent: Recorder<String>()) }
+        let loops = try connections.map { try spin.tryStart(environment: $0) }
+        for (index, loop) in loops.enumerated() {
+            for _ in 0...index { loop.emit(.increment) }
+        }
+        for loop in loops { await loop.settled() }
+        for loop in loops { await loop.stop() }
+        for connection in connections {
+            let states = 0...connection.id + 1
+            var expected: [String] = []
+            for state in states {
+                expected.append("\(connection.id):\(state)")
+                if state.isMultiple(of: 2) { expected.append("even \(state)") }
+            }
+            #expect(connection.sent.values == expected)
+        }
+        // Made once per start, from that start's environment.
+        #expect(made.values.sorted() == [0, 1, 2])
+        #expect(spin.feedbacks.count == 2, "the spin itself is unchanged")
+    }
+
+    @Test func aSpinWithAPerStartFeedbackDoesNotStartWithoutItsEnvironment() async throws {
+        let ran = Recorder<Int>()
+        let spin = Spin(initialState: 0, reducer: counterReducer) {
+            Feedback<Int, CounterEvent>(effect: { (state: Int) in ran.append(state) })
+            Feedback.withEnvironment { (connection: Connection) in
+                Feedback(effect: { (state: Int) in connection.sent.append("\(state)") })
+            }
+        }
+        let unstarted = spin.start()
+        #expect(unstarted.startError == .missingEnvironment(expected: "Connection", given: nil))
+        #expect(unstarted.emit(.increment) == .stopped)
+        let wrong = spin.start(environment: 42)
+        #expect(wrong.startError == .missingEnvironment(expected: "Connection", given: "Int"))
+        #expect(throws: SpinExecutorError.missingEnvironment(expected: "Connection", given: "String")) {
+            try spin.tryStart(environment: "not a connection")
+        }
+        #expect(await unstarted.stop().reduced == 0)
+        #expect(await wrong.stop().reduced == 0)
+        #expect(ran.count == 0, "a loop that did not start ran no feedback")
+        let description = SpinExecutorError.missingEnvironment(expected: "Connection", given: nil).description
+        #expect(description.contains("Connection") && description.contains("start(environment:)"))
+    }
 }

@@ -57,6 +57,12 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
         /// spin flattens them into its feedback list, so the engine never
         /// runs this case itself.
         case merged([Feedback<State, Event>])
+        /// A feedback made anew for each start, from that start's
+        /// environment (``Feedback/withEnvironment(_:_:)``): the start
+        /// replaces it with the feedback it makes, so the engine never
+        /// runs this case itself. Answers nil when the environment is not
+        /// of the type it needs.
+        case perStart(EnvironmentFactory<State, Event>)
     }
 
     package let effect: Effect
@@ -180,10 +186,18 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     }
 
     // For a merged feedback, the same with `transform` applied to every
-    // part (what a modifier does to a merged feedback); nil otherwise.
-    private func mappingParts(_ transform: (Feedback) -> Feedback) -> Feedback? {
-        guard case .merged(let parts) = effect else { return nil }
-        return Feedback(effect: .merged(parts.map(transform)), queue: nil, strategy: strategy)
+    // part (what a modifier does to a merged feedback); for a per-start
+    // feedback, the same with `transform` applied to what it makes; nil
+    // otherwise.
+    private func mappingParts(_ transform: @escaping @Sendable (Feedback) -> Feedback) -> Feedback? {
+        switch effect {
+        case .merged(let parts):
+            return Feedback(effect: .merged(parts.map(transform)), queue: nil, strategy: strategy)
+        case .perStart(let factory):
+            return Feedback(effect: .perStart(factory.mapping(transform)), queue: nil, strategy: strategy)
+        default:
+            return nil
+        }
     }
 
     /// Returns this feedback run only for states that satisfy `predicate`:

@@ -26,6 +26,9 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// the runtime for the arrays' element metadata to count them.
     private(set) var hasFeedbacks: Bool
     private(set) var hasObservers = false
+    /// Whether a feedback is made per start (``Feedback/withEnvironment(_:_:)``):
+    /// a start then makes it from its environment (see `resolvingEnvironment`).
+    let needsEnvironment: Bool
     /// The state the loop starts from.
     ///
     /// Stored last on purpose: every other field then sits at an offset
@@ -81,6 +84,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         self.initialState = initialState
         self.feedbacks = feedbacks
         self.hasFeedbacks = !feedbacks.isEmpty
+        self.needsEnvironment = feedbacks.contains { $0.isPerStart }
         self.reducer = reducer
         self.executionQueue = queue
         self.observers = []
@@ -96,8 +100,13 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// This spin with `added` after its own feedbacks, in order, keeping
     /// everything else (its observers included); rebuilt once.
     package func addingFeedbacks(_ added: [Feedback<State, Event>]) -> Spin {
-        var copy = Spin(initialState: initialState, feedbacks: feedbacks + added,
-                        reducer: reducer, executeOn: executionQueue)
+        replacingFeedbacks(with: feedbacks + added)
+    }
+
+    /// This spin with `feedbacks` instead of its own, keeping everything
+    /// else (its observers included).
+    func replacingFeedbacks(with feedbacks: [Feedback<State, Event>]) -> Spin {
+        var copy = Spin(initialState: initialState, feedbacks: feedbacks, reducer: reducer, executeOn: executionQueue)
         copy.observers = observers
         return copy
     }

@@ -435,6 +435,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             break
         case .merged:
             preconditionFailure("Spindle: a spin flattens merged feedbacks")
+        case .perStart:
+            preconditionFailure("Spindle: a start makes per-start feedbacks before its loop runs")
         }
     }
 

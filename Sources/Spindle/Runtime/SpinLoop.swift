@@ -29,19 +29,46 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// ``stop(_:)`` returns at once with nothing reduced.
     public let startError: SpinExecutorError?
 
-    /// Starts `spin`; a failure to start is kept in `startError` (and logged).
-    /// `beforeStart` runs once the loop exists, before its first slice can run.
-    init(spin: Spin<State, Event>, options: SpinOptions, beforeStart: (LoopCore<State, Event>) -> Void = { _ in }) {
-        // A spin without an effect router starts as it is: rebuilding it
-        // (`PreparedSpin`) copies a `Spin<State, Event>`, which in this
-        // unspecialized generic code costs runtime metadata lookups — a
-        // large share of starting a million loops.
-        let started = spin.reducer.loopEffects == nil
-            ? Self.startCore(spin, options: options, beforeStart: beforeStart)
-            : Self.startPrepared(spin, options: options, beforeStart: beforeStart)
+    /// Starts `spin`, its per-start feedbacks made from `environment`; a
+    /// failure to start is kept in `startError` (and logged). `beforeStart`
+    /// runs once the loop exists, before its first slice can run.
+    init(
+        spin: Spin<State, Event>, options: SpinOptions, environment: (any Sendable)? = nil,
+        beforeStart: (LoopCore<State, Event>) -> Void = { _ in }
+    ) {
+        // A spin without per-start feedbacks or an effect router starts as
+        // it is: rebuilding it (`resolvingEnvironment`, `PreparedSpin`)
+        // copies a `Spin<State, Event>`, which in this unspecialized generic
+        // code costs runtime metadata lookups — a large share of starting a
+        // million loops.
+        let started = spin.needsEnvironment
+            ? Self.startResolving(spin, environment: environment, options: options, beforeStart: beforeStart)
+            : Self.startUnresolved(spin, options: options, beforeStart: beforeStart)
         core = started.core
         laneKey = started.core.laneEmitKey
         startError = started.error
+    }
+
+    /// Starts a spin with no per-start feedback left to make.
+    private static func startUnresolved(
+        _ spin: Spin<State, Event>, options: SpinOptions, refusal: SpinExecutorError? = nil,
+        beforeStart: (LoopCore<State, Event>) -> Void
+    ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
+        spin.reducer.loopEffects == nil
+            ? startCore(spin, options: options, refusal: refusal, beforeStart: beforeStart)
+            : startPrepared(spin, options: options, refusal: refusal, beforeStart: beforeStart)
+    }
+
+    /// Makes the spin's per-start feedbacks from `environment`, then starts
+    /// it; a spin whose feedbacks cannot be made is built without them and
+    /// never started (`refusal`).
+    @inline(never)
+    private static func startResolving(
+        _ spin: Spin<State, Event>, environment: (any Sendable)?, options: SpinOptions,
+        beforeStart: (LoopCore<State, Event>) -> Void
+    ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
+        let resolved = spin.resolvingEnvironment(environment)
+        return startUnresolved(resolved.spin, options: options, refusal: resolved.error, beforeStart: beforeStart)
     }
 
     // Never inlined: its frame holds a `PreparedSpin`, whose size the
@@ -49,18 +76,20 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     // holds it, on every path.
     @inline(never)
     private static func startPrepared(
-        _ spin: Spin<State, Event>, options: SpinOptions,
+        _ spin: Spin<State, Event>, options: SpinOptions, refusal: SpinExecutorError?,
         beforeStart: (LoopCore<State, Event>) -> Void
     ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
         let prepared = PreparedSpin(spin)
-        return startCore(prepared.spin, options: options) { core in
+        return startCore(prepared.spin, options: options, refusal: refusal) { core in
             prepared.connect(to: core)
             beforeStart(core)
         }
     }
 
+    /// Builds the loop and starts it, unless `refusal` or its options say
+    /// it cannot start.
     private static func startCore(
-        _ spin: Spin<State, Event>, options: SpinOptions,
+        _ spin: Spin<State, Event>, options: SpinOptions, refusal: SpinExecutorError?,
         beforeStart: (LoopCore<State, Event>) -> Void
     ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
         // Options that cannot run still make a loop (the caller holds one),
@@ -74,9 +103,9 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
             executor: choice.makeExecutor(spinsBeforeParking: Swift.max(0, options.spinsBeforeParking)))
         beforeStart(core)
         do throws(SpinExecutorError) {
-            if let reason = invalidity {
+            if let refusal = refusal ?? invalidity.map({ SpinExecutorError.invalidOptions(reason: $0) }) {
                 core.finishUnstarted()
-                throw SpinExecutorError.invalidOptions(reason: reason)
+                throw refusal
             }
             try core.start(spin: spin)
             return (core, nil)

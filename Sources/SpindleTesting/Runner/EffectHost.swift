@@ -182,7 +182,9 @@ final class EffectHost<State: Sendable, Event: Sendable>: Sendable {
                     books.withLock { $0.feedbacks[feedbackIndex].pipe = opened }
                     opened.send(state)
                 }
-            case .attached, .merged:
+            case .attached, .merged, .perStart:
+                // Attached at start; merged and per-start feedbacks are
+                // replaced by their parts before the host is made.
                 break
             }
         }

@@ -83,13 +83,36 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// The most events ``runUntilIdle(timeout:)`` reduces in one call.
     public let stepLimit: Int
 
+    /// Why the spin's per-start feedbacks could not be made (no
+    /// environment, or one of another type than they need), or nil. As for
+    /// ``Spindle/SpinLoop/startError``; the spin then runs without them.
+    public let startError: SpinExecutorError?
+
     /// Starts running `spin` deterministically: attaches its gear feedbacks
     /// and delivers the initial state to every feedback.
     /// - Parameters:
     ///   - spin: the spin under test.
     ///   - stepLimit: the most events one ``runUntilIdle(timeout:)`` reduces
     ///     before it gives up (a loop that never stops emitting).
-    public init(_ spin: Spin<State, Event>, stepLimit: Int = 10_000) {
+    public convenience init(_ spin: Spin<State, Event>, stepLimit: Int = 10_000) {
+        self.init(resolving: spin, environment: nil, stepLimit: stepLimit)
+    }
+
+    /// Starts running `spin` deterministically, its per-start feedbacks
+    /// (`Feedback.withEnvironment`) made from `environment`, as
+    /// `Spin.start(environment:options:)` makes them.
+    /// - Parameters:
+    ///   - spin: the spin under test.
+    ///   - environment: this start's environment.
+    ///   - stepLimit: the most events one ``runUntilIdle(timeout:)`` reduces
+    ///     before it gives up.
+    public convenience init(_ spin: Spin<State, Event>, environment: some Sendable, stepLimit: Int = 10_000) {
+        self.init(resolving: spin, environment: environment, stepLimit: stepLimit)
+    }
+
+    private init(resolving unresolved: Spin<State, Event>, environment: (any Sendable)?, stepLimit: Int) {
+        let (spin, startError) = unresolved.resolvingEnvironment(environment)
+        self.startError = startError
         reducer = spin.reducer
         routedNext = spin.reducer.routedNext
         host = EffectHost(feedbacks: spin.feedbacks)

@@ -17,6 +17,11 @@ public enum SpinExecutorError: Error, Sendable, Hashable, CustomStringConvertibl
     /// (``SpinOptions/maxBatch`` below 1, a bounded queue's capacity outside
     /// 1…2^30).
     case invalidOptions(reason: String)
+    /// A per-start feedback (``Feedback/withEnvironment(_:_:)``) needs an
+    /// environment of type `expected`, and the start gave none (`given`
+    /// nil: ``Spin/start(options:)``) or one of type `given`. Start the spin
+    /// with ``Spin/start(environment:options:)``.
+    case missingEnvironment(expected: String, given: String?)
 
     public var description: String {
         switch self {
@@ -31,6 +36,10 @@ public enum SpinExecutorError: Error, Sendable, Hashable, CustomStringConvertibl
             "Spindle: a reducer pool needs at least one thread (asked for \(count))"
         case .invalidOptions(let reason):
             "Spindle: the loop's options cannot run: \(reason)"
+        case .missingEnvironment(let expected, let given):
+            "Spindle: a feedback of this spin is made per start from an environment of type \(expected), "
+                + (given.map { "and the start gave one of type \($0)" } ?? "and the start gave none")
+                + ": start it with start(environment:)"
         }
     }
 }
