@@ -165,6 +165,7 @@ let package = Package(
                 "SpindleNIO", "Spindle", "SpindleTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle", "SpindleTestSupport"]),

@@ -15,6 +15,9 @@
 #    to cause, or this script fails ("the model can fail").
 # 4. The lanes (lanes.pml): safety, the broken variants, and cycles under
 #    weak fairness.
+# 5. The inline fast path (loop-scheduling.pml -DINLINE): an emit on the
+#    loop's own context runs the scheduling its CAS won; safety, LTL, no
+#    cycle, and its broken variant.
 # Runs go two at a time on two cores (the lanes safety run alone takes 6-8
 # minutes and 15 GB; the others run beside it), then the lanes' cycle
 # check alone (3 minutes, 4.5 GB): about nine to twelve minutes in all.
@@ -176,6 +179,13 @@ checks=(
   "lanes-broken-count-first;-DBROKEN_COUNT_FIRST;$cc_safety;-m40000 -w24;assertion violated +!\\(lost_event\\);lanes whose count the runner reads before their BUSY: a stop finishes with an event in a lane"
   "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"
   "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
+  # 7. The inline fast path (SpindleNIO): an emit whose CAS wins runs the
+  #    scheduling itself; one pool runner (the event loop's task queue).
+  "inline;-DINLINE -DNR=1;$cc_safety;-m10000 -w26;pass;inline fast path, stop mode drain: 2 producers x 2 events that may run the loop, 1 runner, budget 1, stop, subscriber"
+  "inline-discard;-DINLINE -DNR=1 -DDISCARD=1;$cc_safety;-m10000 -w26;pass;inline fast path, stop mode discard"
+  "inline-ltl-no-lost-wakeup;-DINLINE -DNR=1;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;inline fast path: LTL no_lost_wakeup"
+  "inline-no-cycles;-DINLINE -DNR=1 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;inline fast path: no cycle (no subscriber)"
+  "inline-broken-no-cas;-DINLINE -DNR=1 -DBROKEN_INLINE_NO_CAS;$cc_safety;-m10000 -w24;assertion violated +\\((runners<=1|sched==1)\\);inline path without the CAS: two runners"
 )
 
 # 6. Runs that go alone, after the others (memory: the lanes safety run's

@@ -260,6 +260,15 @@ void spindle_thread_set_name(const char *name);
 void spindle_thread_set_pool(void *pool);
 void *spindle_thread_pool(void);
 
+/// How many loop slices the calling thread is inside (a slice's feedback
+/// may emit into a loop whose scheduling then runs nested in it): the
+/// inline fast path runs a loop's scheduling on the emitting thread only
+/// outside every slice. Thread-local; a runner enters before a scheduling
+/// and leaves after it.
+void spindle_thread_enter_slice(void);
+void spindle_thread_leave_slice(void);
+bool spindle_thread_in_slice(void);
+
 /// `spindle_parker_notify` without its leading fence, for callers that have
 /// just performed a sequentially consistent read-modify-write after making
 /// the waiters' condition true, or whose RMW itself made it true (a locked

@@ -16,22 +16,32 @@ public import Spindle
 ///
 /// - **One loop per channel, where the channel lives.** The loop starts when
 ///   the channel becomes active (or when the handler is added to an active
-///   channel) and runs on the channel's event loop, each scheduling one
-///   task of the event loop's (`execute`): the reducer and the spin's
-///   feedbacks that name no queue run on that event loop, serialized
-///   with the channel's other handlers. No thread hop: a message read on the
-///   event loop is reduced there, in a job that runs after the read (see
-///   <doc:SpindleNIO>).
+///   channel) and runs on the channel's event loop: the reducer and the
+///   spin's feedbacks that name no queue run there, serialized with the
+///   channel's other handlers. No thread hop, and no task: a message read
+///   while the loop is idle is reduced in `channelRead` itself (the inline
+///   fast path); one read while the loop runs is reduced by that run (see
+///   <doc:SpindleNIO>). A wake-up from elsewhere (a stop, an emit from
+///   another thread) is one task of the event loop's (`execute`).
 /// - **Replies in state order.** For every state a reduction makes (not the
 ///   initial state), `replies` says what to write; the handler writes each
-///   message at once and flushes once per slice (a batch of reductions),
-///   so pipelined requests cost one flush.
+///   message at once and flushes once per read (in `channelReadComplete`),
+///   or once per slice for a slice run outside a read, so pipelined
+///   requests cost one flush.
 /// - **Back-pressure.** While the channel is not writable, the handler
 ///   stops reading: the peer's next requests wait in the kernel, not in the
-///   loop's queue.
+///   loop's queue. On a bounded queue (`SpinOptions.queue`) with
+///   `OverflowPolicy.block`, a message that finds the queue full never
+///   blocks the event loop (the loop runs there: it would wait for itself):
+///   the handler keeps it, and the ones read after it, in order, stops
+///   reading, and hands them to the loop once a slice has made room, then
+///   reads on. Nothing read is lost. (Under `OverflowPolicy.dropNewest`
+///   a message that finds the queue full is dropped and counted by the
+///   loop, as that policy says.)
 /// - **Stop.** When the channel goes inactive, the loop is asked to stop
-///   (`SpinLoop.requestStop(_:)`, with drain): every message
-///   already read is reduced (writes to the closed channel fail quietly).
+///   (`SpinLoop.requestStop(_:)`, with drain) once the messages held for a
+///   full queue are in it: every message already read is reduced (writes
+///   to the closed channel fail quietly).
 ///   `await handler.loop?.stop()` (read `loop` on the event loop; the loop
 ///   itself is `Sendable`) waits for that stop and returns its report.
 ///
@@ -54,8 +64,9 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// the event loop only.
     public var loop: SpinLoop<State, Event>? { startedLoop }
     @usableFromInline var startedLoop: SpinLoop<State, Event>?
-    /// A `read` held back while the channel is not writable.
-    private var readPending = false
+    /// What the handler and the loop's writer feedbacks share (on the event
+    /// loop only): the pending read, the held messages, the writes.
+    @usableFromInline var side: ChannelSide<State, Event, OutboundOut>?
 
     /// Creates a handler for one channel.
     /// - Parameters:
@@ -90,35 +101,48 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
-        loop?.requestStop()
+        side?.flushIfWritten()
+        side?.requestStop()
         context.fireChannelInactive()
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
-        loop?.requestStop()
+        side?.requestStop()
     }
 
     @inlinable
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let loop, let event = event(unwrapInboundIn(data)) else { return }
-        // A loop on an unbounded queue accepts every event until it stops;
-        // after the stop (the channel went inactive) the message is moot.
-        _ = loop.emit(event)
+        guard let side, let loop = startedLoop, let event = event(unwrapInboundIn(data)) else { return }
+        // The emit runs the loop here when it is idle (the inline fast
+        // path): its replies are written now, and flushed once the read
+        // is complete.
+        side.reading = true
+        side.deliver(event, to: loop)
+        side.reading = false
+    }
+
+    public func channelReadComplete(context: ChannelHandlerContext) {
+        side?.flushIfWritten()
+        context.fireChannelReadComplete()
+    }
+
+    public func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        // A decoder hands over its last messages before such an event (the
+        // input closed), with no read complete after them.
+        side?.flushIfWritten()
+        context.fireUserInboundEventTriggered(event)
     }
 
     public func read(context: ChannelHandlerContext) {
-        if context.channel.isWritable {
-            context.read()
+        if let side, !side.mayRead {
+            side.readPending = true
         } else {
-            readPending = true
+            context.read()
         }
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable, readPending {
-            readPending = false
-            context.read()
-        }
+        side?.readIfPending()
         context.fireChannelWritabilityChanged()
     }
 
@@ -126,41 +150,163 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     @inlinable
     func start(context: ChannelHandlerContext) {
         guard startedLoop == nil else { return }
-        let writer = NIOLoopBound(ReplyWriter<OutboundOut>(context: context), eventLoop: context.eventLoop)
+        let blocking = if case .bounded(_, .block) = options.queue { true } else { false }
+        let side = ChannelSide<State, Event, OutboundOut>(context: context, emitsWithoutWaiting: blocking)
+        let bound = NIOLoopBound(side, eventLoop: context.eventLoop)
         let replies = self.replies
         var options = self.options
         // One `execute` per scheduling: the event loop's own task queue,
         // cheaper than a task switching to its `executor`.
         let eventLoop = context.eventLoop
-        options.executor = .enqueuing(name: "event loop") { eventLoop.execute($0) }
-        startedLoop = spin.start(options: options, adding: [
+        // An emit on the event loop outside a slice (`channelRead`) runs
+        // the loop at once: the inline fast path.
+        options.executor = .enqueuing(name: "event loop", isCurrent: { eventLoop.inEventLoop }) {
+            eventLoop.execute($0)
+        }
+        let loop = spin.start(options: options, adding: [
             // Every state, in order, written as it is reduced …
             Feedback(effect: { (state: State) in
-                writer.value.write(replies(state))
+                bound.value.write(replies(state))
             }),
             // … and one flush per slice (a latest-state feedback runs once
-            // per batch, after the every-state ones).
+            // per batch, after the every-state ones), after which held
+            // messages get another try.
             Feedback(effect: { (_: State) in
-                writer.value.flushIfWritten()
+                bound.value.sliceEnded()
             }).delivering(.latestState),
         ])
+        side.loop = loop
+        self.side = side
+        startedLoop = loop
     }
 }
 
-/// The writes of one channel's loop: on the channel's event loop only
-/// (held in a `NIOLoopBound`). The context is held weakly: the loop's
-/// feedbacks hold this writer, and the context holds the handler that holds
-/// the loop.
+/// What a channel's handler and its loop's writer feedbacks share: on the
+/// channel's event loop only (the feedbacks hold it in a `NIOLoopBound`).
+/// The context and the loop are held weakly: the loop's feedbacks hold this
+/// object, and the context holds the handler that holds the loop.
 @usableFromInline
-final class ReplyWriter<OutboundOut> {
+final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     @usableFromInline weak var context: ChannelHandlerContext?
+    @usableFromInline weak var loop: SpinLoop<State, Event>?
+    /// The loop's queue is bounded with `.block`: emits must not wait (the
+    /// loop runs on this event loop).
+    @usableFromInline let emitsWithoutWaiting: Bool
     /// The first state the feedback sees is the initial state: no reply.
     @usableFromInline var sawInitialState = false
     @usableFromInline var written = false
+    /// A `read` held back (the channel is not writable, or messages wait).
+    @usableFromInline var readPending = false
+    /// Messages read while the loop's `.block` queue was full, oldest
+    /// first: emitted, in order, before any message read after them.
+    @usableFromInline var held: CircularBuffer<Event> = []
+    /// Inside the handler's `channelRead`: a slice run there (inline)
+    /// leaves its flush to `channelReadComplete`, one per read.
+    @usableFromInline var reading = false
+    /// A retry of `held` is queued on the event loop.
+    @usableFromInline var retryQueued = false
+    /// The channel went away while messages were held: the loop is asked
+    /// to stop once they are emitted.
+    @usableFromInline var stopWhenDelivered = false
+
+    /// The channel's event loop, where the loop runs.
+    @usableFromInline let eventLoop: any EventLoop
 
     @inlinable
-    init(context: ChannelHandlerContext) {
+    init(context: ChannelHandlerContext, emitsWithoutWaiting: Bool) {
         self.context = context
+        self.eventLoop = context.eventLoop
+        self.emitsWithoutWaiting = emitsWithoutWaiting
+    }
+
+    /// Whether the handler may pass a `read` on: the channel is writable and
+    /// no message waits for room in the loop's queue.
+    @inlinable
+    var mayRead: Bool {
+        held.isEmpty && (context?.channel.isWritable ?? true)
+    }
+
+    /// Hands a decoded message to the loop, or holds it (see `held`).
+    @inlinable
+    func deliver(_ event: Event, to loop: SpinLoop<State, Event>) {
+        if emitsWithoutWaiting {
+            deliverWithoutWaiting(event, to: loop)
+        } else {
+            // Any other queue never waits: it accepts the event, drops it
+            // (a full `.dropNewest` queue, counted by the loop), or refuses
+            // it once the loop stops (the channel went inactive: moot).
+            _ = loop.emit(event)
+        }
+    }
+
+    /// `deliver` on a `.block` queue: emits without waiting, or holds the
+    /// message (behind any already held).
+    @usableFromInline
+    func deliverWithoutWaiting(_ event: Event, to loop: SpinLoop<State, Event>) {
+        if held.isEmpty, loop.emitWithoutWaiting(event) != nil { return }
+        held.append(event)
+    }
+
+    /// After a slice: flush what it wrote; held messages get another try
+    /// once the slice has returned (emitted from inside it, they would be
+    /// reduced before the events still queued ahead of them).
+    @inlinable
+    func sliceEnded() {
+        if !reading { flushIfWritten() }
+        if !held.isEmpty { queueRetry() }
+    }
+
+    /// Queues one retry of the held messages on the event loop, after the
+    /// slice that is running.
+    @usableFromInline
+    func queueRetry() {
+        guard !retryQueued else { return }
+        retryQueued = true
+        let bound = NIOLoopBound(self, eventLoop: eventLoop)
+        eventLoop.execute {
+            bound.value.retryQueued = false
+            bound.value.retryHeld()
+        }
+    }
+
+    /// Emits the held messages, in order, while the queue has room; reads
+    /// on once none is left.
+    @usableFromInline
+    func retryHeld() {
+        guard let loop else {
+            held.removeAll()
+            return
+        }
+        while let event = held.first {
+            // Full again: the loop is still running (its queue is not
+            // empty), so its next slice tries again.
+            guard loop.emitWithoutWaiting(event) != nil else { return }
+            held.removeFirst()
+        }
+        if stopWhenDelivered {
+            loop.requestStop()
+        } else {
+            readIfPending()
+        }
+    }
+
+    /// Asks the loop to stop (drain) once every held message is emitted:
+    /// every message read is reduced.
+    @usableFromInline
+    func requestStop() {
+        if held.isEmpty {
+            loop?.requestStop()
+        } else {
+            stopWhenDelivered = true
+        }
+    }
+
+    /// Passes on a held-back `read` once reading may go on.
+    @usableFromInline
+    func readIfPending() {
+        guard readPending, mayRead, let context else { return }
+        readPending = false
+        context.read()
     }
 
     @inlinable

@@ -101,11 +101,20 @@ final class StressExecutors: Sendable {
     let pool: ReducerPool?
     private let queues: [DispatchQueue]
     private let serialExecutors: [QueueSerialExecutor]
+    /// `.enqueuing`: each queue's context check (a dispatch-specific key
+    /// per queue: a loop runs in place only on its own queue).
+    private let contextKeys: [DispatchSpecificKey<Bool>]
 
     init(_ kind: ExecutorKind, name: String = "stress-pool", queues: Int = 4) throws {
         self.kind = kind
         pool = kind == .privatePool ? try ReducerPool(threads: 2, name: name) : nil
-        self.queues = kind == .serialQueue ? (0..<queues).map { DispatchQueue(label: "stress-serial-\($0)") } : []
+        self.queues = kind == .serialQueue || kind == .enqueuing
+            ? (0..<queues).map { DispatchQueue(label: "stress-serial-\($0)") } : []
+        contextKeys = kind == .enqueuing ? self.queues.map { queue in
+            let key = DispatchSpecificKey<Bool>()
+            queue.setSpecific(key: key, value: true)
+            return key
+        } : []
         serialExecutors = kind == .serialExecutor
             ? (0..<queues).map { QueueSerialExecutor(DispatchQueue(label: "stress-serial-executor-\($0)")) } : []
     }
@@ -119,6 +128,20 @@ final class StressExecutors: Sendable {
         case .serialQueue: .queue(queues[index % queues.count])
         case .serialExecutor: .serialExecutor(serialExecutors[index % serialExecutors.count])
         case .mainActor: .mainActor
+        case .enqueuing: enqueuing(queues[index % queues.count], contextKeys[index % queues.count])
+        }
+    }
+
+    /// The serial queue of the loop numbered `index` (`.serialQueue` and
+    /// `.enqueuing`): code submitted to it runs on that loop's context.
+    func queue(for index: Int) -> DispatchQueue {
+        queues[index % queues.count]
+    }
+
+    /// SpindleNIO's shape over `queue` (see `ExecutorKind.enqueuing`).
+    private func enqueuing(_ queue: DispatchQueue, _ key: DispatchSpecificKey<Bool>) -> SpinExecutor {
+        .enqueuing(name: queue.label, isCurrent: { DispatchQueue.getSpecific(key: key) == true }) {
+            queue.async(execute: $0)
         }
     }
 

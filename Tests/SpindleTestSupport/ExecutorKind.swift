@@ -22,6 +22,11 @@ package enum ExecutorKind: String, CaseIterable, Sendable, CustomStringConvertib
     case serialExecutor
     /// `SpinExecutor.mainActor`: isolated to the main actor (never block it).
     case mainActor
+    /// SpindleNIO's shape: each scheduling handed as a closure to a serial
+    /// dispatch queue of the test's (`SpinExecutor.enqueuing`), which knows
+    /// its context, so an emit made on that queue outside a slice runs the
+    /// loop in place (the inline fast path).
+    case enqueuing
 
     /// How the kind reads in test names and failures.
     package var description: String {
@@ -32,6 +37,7 @@ package enum ExecutorKind: String, CaseIterable, Sendable, CustomStringConvertib
         case .serialQueue: "serial queue"
         case .serialExecutor: "serial executor"
         case .mainActor: "main actor"
+        case .enqueuing: "enqueuing (inline)"
         }
     }
 

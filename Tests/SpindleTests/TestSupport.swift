@@ -89,6 +89,13 @@ extension ExecutorKind {
         case .mainActor:
             _ = mainQueueMark
             return try await body(.mainActor)
+        case .enqueuing:
+            let queue = MarkedQueue("spindle-test-enqueuing")
+            queue.queue.setSpecific(key: enqueuingMark.key, value: true)
+            let context = queue.mark
+            return try await body(.enqueuing(name: "test queue", isCurrent: { context.isCurrent }) {
+                queue.queue.async(execute: $0)
+            })
         case .privatePool:
             let pool = try ReducerPool(threads: 2, name: "spindle-test")
             let result: R
@@ -115,6 +122,7 @@ extension ExecutorKind {
         case .serialQueue: serialExecutorMark.isCurrent
         case .serialExecutor: serialExecutorJobMark.isCurrent
         case .mainActor: mainQueueMark.isCurrent
+        case .enqueuing: enqueuingMark.isCurrent
         }
     }
 }
@@ -133,6 +141,10 @@ let serialExecutorMark = QueueMark()
 /// Marks the queues of the `SerialExecutor`s `withExecutor` makes for
 /// `.serialExecutor`.
 let serialExecutorJobMark = QueueMark()
+
+/// Marks the queues `withExecutor` makes for `.enqueuing` (each also has a
+/// mark of its own, its executor's context check).
+let enqueuingMark = QueueMark()
 
 /// Marks the main queue (the main actor's executor on Linux), on first use
 /// (a global's initializer runs once).

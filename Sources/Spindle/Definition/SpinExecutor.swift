@@ -25,7 +25,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case dedicatedThread
         case queue(DispatchQueue)
         case actor(any Actor, name: String)
-        case enqueuing(name: String, @Sendable (@escaping @Sendable () -> Void) -> Void)
+        case enqueuing(name: String, isCurrent: (@Sendable () -> Bool)?, @Sendable (@escaping @Sendable () -> Void) -> Void)
     }
 
     let kind: Kind
@@ -63,12 +63,15 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
 
     /// Each scheduling handed to `enqueue` as a closure that it runs later,
     /// once, on a serial context (SpindleNIO: an event loop's `execute`).
-    /// `enqueue` must never run the closure before it returns.
+    /// `enqueue` must never run the closure before it returns. With
+    /// `isCurrent` (true on that context), an emit made there outside every
+    /// slice runs the loop at once instead (the inline fast path).
     @usableFromInline
     package static func enqueuing(
-        name: String, _ enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+        name: String, isCurrent: (@Sendable () -> Bool)? = nil,
+        _ enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) -> SpinExecutor {
-        SpinExecutor(kind: .enqueuing(name: name, enqueue))
+        SpinExecutor(kind: .enqueuing(name: name, isCurrent: isCurrent, enqueue))
     }
 
     /// Isolated to the main actor: ``actor(_:)`` with `MainActor.shared`.
@@ -92,7 +95,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .dedicatedThread: "dedicated thread"
         case .queue(let queue): "queue '\(queue.label)'"
         case .actor(_, let name): name
-        case .enqueuing(let name, _): name
+        case .enqueuing(let name, _, _): name
         }
     }
 
@@ -104,7 +107,8 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .dedicatedThread: DedicatedThreadExecutor(spinsBeforeParking: spinsBeforeParking)
         case .queue(let queue): QueueExecutor(queue: queue)
         case .actor(let actor, let name): ActorExecutor(actor: actor, name: name)
-        case .enqueuing(let name, let enqueue): EnqueuingExecutor(name: name, enqueue: enqueue)
+        case .enqueuing(let name, let isCurrent, let enqueue):
+            EnqueuingExecutor(name: name, isCurrent: isCurrent, enqueue: enqueue)
         }
     }
 }

@@ -75,8 +75,9 @@ extension LoopCore {
         }
         slot.initializeMemory(as: Event.self, to: event)
         spindle_lane_publish(lane, 1)
-        wakeAfterLaneEmit(lane)
+        let runsHere = wakeAfterLaneEmit(lane)
         if let hub { accepted(event, hub: hub) }
+        if runsHere { runHere() }
         return .accepted
     }
 
@@ -85,13 +86,23 @@ extension LoopCore {
     /// This may read the scheduling state before the publish is visible:
     /// the runner's re-check counts BUSY lanes after a membarrier
     /// (LANES.md). `SpinLoop.emit`'s inlined fast path calls it when its
-    /// publish found the loop idle or queued.
+    /// publish found the loop idle or queued. True when the caller must run
+    /// the loop (`runHere()`, the inline fast path), after it has reported
+    /// the event to the observers.
     @usableFromInline
-    func wakeAfterLaneEmit(_ lane: OpaquePointer) {
+    func wakeAfterLaneEmit(_ lane: OpaquePointer) -> Bool {
         // A loop that idles between this thread's emits (each idle
         // transition costs its runner a membarrier) goes back to the shared
         // queue once the lane's events are reduced.
-        if wake() { spindle_lane_note_idle(loopID, lane) }
+        let woke = wake(emitterMayRun: true)
+        if woke != .notScheduled { spindle_lane_note_idle(loopID, lane) }
+        return woke == .runHere
+    }
+
+    /// `runHere()` for `SpinLoop.emit`'s inlined fast path.
+    @usableFromInline
+    func runAfterLaneEmit() {
+        runHere()
     }
 
     /// A batch on the calling thread's lane: one BUSY store, one publish.
@@ -108,8 +119,11 @@ extension LoopCore {
             written += count
         }
         spindle_lane_publish(lane, written)
-        if written > 0 { wake() }
+        // Only a batch written whole may run the loop here: the rest of one
+        // cut short goes through the shared queue first.
+        let runsHere = written > 0 && wake(emitterMayRun: written == events.count) == .runHere
         if let hub { for event in events.prefix(written) { accepted(event, hub: hub) } }
+        if runsHere { runHere() }
         if written < events.count {
             // Memory ran out mid-batch: the rest goes through the shared queue.
             let rest = emitThroughGate(contentsOf: UnsafeBufferPointer(rebasing: events[written...]))

@@ -367,9 +367,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             spindle_gate_exit()
             return rejectAfterStop(event)
         }
-        if tryEnqueueAndWake(event) {
+        let enqueued = tryEnqueueAndWake(event, emitterMayRun: true)
+        if enqueued != .full {
             spindle_gate_exit()
             if let hub { accepted(event, hub: hub) }
+            if enqueued == .runHere { runHere() }
             return .accepted
         }
         let result = overflow(event)
@@ -407,20 +409,23 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             spindle_gate_exit()
             return rejectAfterStop(events[...])
         }
+        let woke: WakeOutcome
         switch queueTag {
         case .lockFree:
             lockFreeQueue!.enqueue(contentsOf: events)
-            wake()  // after the tail exchange, a full barrier (see tryEnqueueAndWake)
+            // After the tail exchange, a full barrier (see tryEnqueueAndWake).
+            woke = wake(emitterMayRun: true)
             spindle_gate_exit()
         case .baseline:
             baselineQueue!.enqueue(contentsOf: events)
             atomicMemoryFence(ordering: .sequentiallyConsistent)
-            wake()
+            woke = wake(emitterMayRun: true)
             spindle_gate_exit()
         case .ring:
             return emitToRing(contentsOf: events)
         }
         if let hub { for event in events { accepted(event, hub: hub) } }
+        if woke == .runHere { runHere() }
         return EmitBatchResult(accepted: events.count, dropped: 0, stopped: 0)
     }
 
@@ -432,11 +437,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         let ring = ringQueue!
         var accepted = 0
         var result: EmitBatchResult
+        // Only a batch that fits at once may run the loop here: a `.block`
+        // batch that waits for room needs another thread to make it.
+        var runsHere = false
         while true {
             let remaining = UnsafeBufferPointer(rebasing: events[accepted...])
             let claimed = ring.tryEnqueue(contentsOf: remaining)
             if claimed > 0 {
-                wake()
+                if wake(emitterMayRun: claimed == events.count) == .runHere { runsHere = true }
                 accepted += claimed
             }
             if accepted == events.count {
@@ -465,6 +473,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                 if result.dropped > 0 { hub.eventDropped(event) } else { hub.eventRejected(event) }
             }
         }
+        if runsHere { runHere() }
         return result
     }
 
@@ -606,8 +615,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
             return .stopped
         }
-        // The default queue is never full: its enqueue never fails.
-        if tryEnqueueAndWake(event) { return .accepted }
+        // The default queue is never full: its enqueue never fails. (Never
+        // run here: an effect run's emit holds its lock.)
+        if tryEnqueueAndWake(event, emitterMayRun: false) != .full { return .accepted }
         if case .bounded(_, .dropNewest) = options.queue {
             counters.dropped.wrappingIncrement(ordering: .relaxed)
             return .dropped
@@ -617,31 +627,32 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     // MARK: The queue
 
-    /// Enqueues and schedules the loop if it is idle; false when the ring
-    /// is full.
+    /// Enqueues and schedules the loop if it is idle; `.full` when the ring
+    /// is full. With `emitterMayRun`, the answer may be `.runHere` (see
+    /// `wake(emitterMayRun:)`): the caller then runs the loop once it has
+    /// left its gate section.
     @inline(__always)
-    func tryEnqueueAndWake(_ event: Event) -> Bool {
+    func tryEnqueueAndWake(_ event: Event, emitterMayRun: Bool) -> EnqueueOutcome {
         switch queueTag {
         case .lockFree:
             lockFreeQueue!.tryEnqueue(event)
             // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
             // before `wake` reads the scheduling state (the Dekker pair).
             // A loop found idle is not streaming: no lane for this thread yet.
-            if wake() { spindle_lane_reset_streak(loopID) }
-            return true
+            let woke = wake(emitterMayRun: emitterMayRun)
+            if woke != .notScheduled { spindle_lane_reset_streak(loopID) }
+            return woke == .runHere ? .runHere : .enqueued
         case .ring:
-            guard ringQueue!.tryEnqueue(event) else { return false }
+            guard ringQueue!.tryEnqueue(event) else { return .full }
             // The ring's claim is a seq_cst RMW on its tail, which the runner
             // re-checks (depth) after going idle; a runner scheduled before
             // the publish lands finds a run of 0 and re-checks again.
-            wake()
-            return true
+            return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
         case .baseline:
             baselineQueue!.tryEnqueue(event)
             // A mutex unlock is only a release: fence before reading the state.
             atomicMemoryFence(ordering: .sequentiallyConsistent)
-            wake()
-            return true
+            return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
         }
     }
 
@@ -740,6 +751,16 @@ struct LoopCompletion {
     var waiters: [CheckedContinuation<StopReport, Never>] = []
     /// `settled()` calls not yet taken by the runner (see LoopCore+Settle.swift).
     var settleWaiters: [CheckedContinuation<Void, Never>] = []
+}
+
+/// What `LoopCore.tryEnqueueAndWake` did.
+enum EnqueueOutcome {
+    /// Enqueued (the loop scheduled if it was idle).
+    case enqueued
+    /// Enqueued, and the loop woken for the caller to run (`runHere()`).
+    case runHere
+    /// A bounded queue is full: nothing enqueued.
+    case full
 }
 
 /// The answer of `LoopCore.emitWithoutWaiting`.

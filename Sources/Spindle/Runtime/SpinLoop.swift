@@ -210,10 +210,11 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         var slot: UnsafeMutableRawPointer?
         if let lane = spindle_lane_fast_reserve(laneKey.loopID, laneKey.words, &slot) {
             slot.unsafelyUnwrapped.initializeMemory(as: Event.self, to: event)
-            if spindle_lane_fast_publish(lane, laneKey.words) < SPINDLE_SCHEDULING_RUNNING {
-                core.wakeAfterLaneEmit(lane)
-            }
+            let runsHere = spindle_lane_fast_publish(lane, laneKey.words) < SPINDLE_SCHEDULING_RUNNING
+                && core.wakeAfterLaneEmit(lane)
             if laneKey.observed { acceptedOnLane(event) }
+            // The inline fast path (an emit on the loop's own context).
+            if runsHere { core.runAfterLaneEmit() }
             return .accepted
         }
         return emitOffLane(event)
@@ -226,6 +227,24 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// the caller's module, so the event comes here in registers.
     @usableFromInline @inline(never)
     func emitOffLane(_ event: Event) -> EmitResult { core.emit(event) }
+
+    /// An emit that never waits: nil instead of waiting when a
+    /// ``OverflowPolicy/block`` bounded queue is full (nothing is then
+    /// accepted, counted or reported; the caller keeps the event and tries
+    /// again later). Observers hear of every other answer, as of any emit.
+    /// For producers that must not block, on the loop's own executor above
+    /// all (SpindleNIO's handler, on its event loop). Any thread.
+    package func emitWithoutWaiting(_ event: Event) -> EmitResult? {
+        let result: EmitResult
+        switch core.emitUnreportedWithoutWaiting(event) {
+        case .accepted: result = .accepted
+        case .dropped: result = .dropped
+        case .stopped: result = .stopped
+        case .full: return nil
+        }
+        if let hub = core.hub { core.report(result, of: event, to: hub) }
+        return result
+    }
 
     @usableFromInline @inline(never)
     func acceptedOnLane(_ event: Event) { core.acceptedOnLane(event) }

@@ -1,4 +1,5 @@
 internal import Atomics
+internal import CSpindle
 
 /// Runs a loop isolated to an actor: the main actor, an actor of the app, or
 /// the actor Spindle makes around a `SerialExecutor` (an event loop's, a
@@ -77,16 +78,33 @@ actor SerialExecutorActor {
 /// loop's `execute`, cheaper than a task switching to the event loop's
 /// executor). As an actor's job, a slice never lingers.
 ///
+/// With `isCurrent` (SpindleNIO: the event loop's `inEventLoop`), an emit
+/// made on that context outside every slice runs the loop's scheduling at
+/// once, in the emit (the inline fast path): no task, and a message read on
+/// the event loop is reduced, and its reply written, in the same read.
+///
 /// **Thread safety:** `schedule` from any thread; `enqueue` must never run
 /// the closure before it returns (a scheduling runs no user code).
 final class EnqueuingExecutor: LoopExecutor {
     let enqueue: @Sendable (@escaping @Sendable () -> Void) -> Void
+    let isCurrent: (@Sendable () -> Bool)?
     let name: String
 
-    init(name: String, enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
+    init(
+        name: String, isCurrent: (@Sendable () -> Bool)?,
+        enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) {
         self.name = name
+        self.isCurrent = isCurrent
         self.enqueue = enqueue
     }
+
+    func runsHere() -> Bool {
+        guard let isCurrent, isCurrent() else { return false }
+        return !spindle_thread_in_slice()
+    }
+
+    var mayRunHere: Bool { isCurrent != nil }
 
     func register(_ loop: ScheduledLoop) throws(SpinExecutorError) {}
 

@@ -32,6 +32,10 @@ class ScheduledLoop: @unchecked Sendable {
     let task: OpaquePointer
     /// Runs the loop. Immutable.
     let executor: any LoopExecutor
+    /// Whether the executor may let an emit run the loop in place
+    /// (`LoopExecutor.runsHere`): asked once, so that every other
+    /// executor's wakes skip the call. Immutable.
+    let executorMayRunHere: Bool
     /// atomic: the thread running a slice (its pthread id), 0 between slices.
     /// An emit from that thread is an emit from the loop's own executor.
     var runnerToken: UnsafeAtomic<UInt> {
@@ -83,6 +87,7 @@ class ScheduledLoop: @unchecked Sendable {
 
     init(executor: any LoopExecutor) {
         self.executor = executor
+        self.executorMayRunHere = executor.mayRunHere
         self.task = words.task
         // Unretained: the loop owns the task. An executor keeps a loop it
         // queues alive (a pool's registry holds a reference until
@@ -135,20 +140,45 @@ class ScheduledLoop: @unchecked Sendable {
     @inline(__always)
     @discardableResult
     final func wake() -> Bool {
+        wake(emitterMayRun: false) != .notScheduled
+    }
+
+    /// `wake()` for an emit, which may run the loop itself: when this call
+    /// wins the CAS and the executor says the calling thread is its own
+    /// serial context, outside every slice (`LoopExecutor.runsHere`), the
+    /// loop is not handed to the executor: the answer is `.runHere`, and
+    /// the emit must call `runHere()` once it has left its gate section
+    /// and reported to the observers (the inline fast path; PROTOCOL.md).
+    @inline(__always)
+    final func wake(emitterMayRun: Bool) -> WakeOutcome {
         let state = schedulingState.load(ordering: .sequentiallyConsistent)
         guard state == .idle else {
             // Queued and not yet running: the executor may check that
             // whoever should run it is not switched out (a pool's rescue).
             if state == .scheduled { executor.loopIsWaiting() }
-            return false
+            return .notScheduled
         }
         if schedulingState.compareExchange(
             expected: .idle, desired: .scheduled, ordering: .sequentiallyConsistent
         ).exchanged {
+            if emitterMayRun, executorMayRunHere, executor.runsHere() { return .runHere }
             executor.schedule(self)
-            return true
+            return .scheduled
         }
-        return false
+        return .notScheduled
+    }
+
+    /// Runs the scheduling that `wake(emitterMayRun:)` gave the calling
+    /// thread (`.runHere`): on the executor's own context, outside every
+    /// gate section, lock and slice. Like an enqueued scheduling, one or
+    /// more slices; a loop with work left after its budget is handed to
+    /// the executor, behind the context's other work.
+    final func runHere() {
+        switch runScheduling(linger: { false }) {
+        case .reschedule: executor.schedule(self)
+        case .finished: executor.loopFinished(self)
+        case .idle: break
+        }
     }
 
     /// Hands the loop to its executor for the first time (it is created
@@ -175,6 +205,8 @@ class ScheduledLoop: @unchecked Sendable {
             expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
         ).exchanged
         precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
+        spindle_thread_enter_slice()
+        defer { spindle_thread_leave_slice() }
         runnerToken.store(currentThreadToken(), ordering: .relaxed)
         var outcome = runSlice(budget: budget)
         while case .drained(let reduced) = outcome {
@@ -335,9 +367,21 @@ protocol LoopExecutor: AnyObject, Sendable {
     /// (a pool then checks that its searchers are not switched out). Any
     /// thread; never blocks, never runs user code.
     func loopIsWaiting()
+    /// Whether an emit on the calling thread may run a loop it just woke
+    /// at once, on this thread (the inline fast path): the thread is this
+    /// executor's own serial context, and inside no slice. Any thread;
+    /// never blocks, never runs user code.
+    func runsHere() -> Bool
+    /// Whether `runsHere` can ever be true. Immutable.
+    var mayRunHere: Bool { get }
 }
 
 extension LoopExecutor {
     /// Nothing to check: the executors with a thread (or queue) of their own.
     func loopIsWaiting() {}
+    /// Never: every executor but an enqueuing one with a context check
+    /// (SpindleNIO's event loop) hands each scheduling to its thread, queue
+    /// or actor (see ThreadingModelAndGuarantees.md for why).
+    func runsHere() -> Bool { false }
+    var mayRunHere: Bool { false }
 }

@@ -68,3 +68,13 @@ enum RunResult: Sendable {
     /// The loop finished; the executor forgets it.
     case finished
 }
+
+/// What `ScheduledLoop.wake(emitterMayRun:)` did.
+enum WakeOutcome: Sendable {
+    /// The loop was not idle (or another waker won): nothing to do.
+    case notScheduled
+    /// This call scheduled the loop on its executor.
+    case scheduled
+    /// This call scheduled the loop, and the caller runs it (`runHere()`).
+    case runHere
+}

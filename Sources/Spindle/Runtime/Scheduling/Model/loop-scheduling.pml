@@ -55,6 +55,10 @@
  *                           (with BROKEN_DOUBLE_PUSH: fails runners <= 1)
  *   BROKEN_LATE_SUBSCRIBER  T8 ends the streams before storing FINISHED:
  *                           must fail with subscriber_unserved
+ *   INLINE                  the inline fast path: each emit may run the
+ *                           scheduling its CAS won itself (wakeAndRunHere)
+ *   BROKEN_INLINE_NO_CAS    (with INLINE) the inline path takes the loop
+ *                           without the CAS: must fail P1
  *
  * Properties:
  *   P1 never two runners       assert(runners <= 1) on entry to RUNNING, and
@@ -169,12 +173,163 @@ inline wake() {
 }
 
 /*
+ * One scheduling of the loop, by whoever took it: T4 (CAS SCHEDULED ->
+ * RUNNING), the slice, and its end (T6, T7 or T8). A pool runner runs it
+ * after popping the loop; with INLINE, a producer whose wake() CAS won runs
+ * it itself (the inline fast path). Uses the caller's locals p, s, budget
+ * and r.
+ */
+inline runScheduling() {
+    /* T4: enter the RUNNING section with CAS(SCHEDULED -> RUNNING), one atomic step */
+    d_step {
+        runners++;
+        assert(runners <= 1);           /* P1: never two runners */
+#if CAS_ASSERT
+        assert(sched == SCHEDULED);     /* P1: T4's CAS never fails */
+#endif
+        sched = RUNNING
+    };
+
+    /* the slice (T5 for whoever emits or sets a flag meanwhile): first deliver the
+     * state to a waiting subscriber: exchange(pendingWake, false) */
+    d_step {
+        if
+        :: pendingWake -> pendingWake = false; served++
+        :: else
+        fi
+    };
+
+    /* ... then reduce up to BUDGET events */
+    budget = 0;
+    do
+    :: budget < BUDGET ->
+        if
+        :: atomic { nempty(queue) ->    /* dequeue (non-empty: only this runner dequeues) */
+               queue ? p, s;
+               assert(s == nextSeq[p]); /* P2: per-producer order */
+               nextSeq[p]++;
+               reduced++;
+               budget++;
+               p = 0; s = 0 }
+        :: else -> break                /* queue empty */
+        fi
+    :: else -> break                    /* budget used */
+    od;
+
+    /* slice end */
+    if
+    :: graceDone ->                     /* load graceDone */
+        /* T8: graceDone: nothing more can be enqueued, so the drain (or
+         * discard) is one step: it commutes with every other process's
+         * steps (were an event enqueued after it, the end check fails). */
+        atomic {
+            budget = 0;
+            do
+            :: nempty(queue) ->
+                queue ? p, s;
+#if DISCARD
+                discarded++;            /* stop mode discard */
+#else
+                assert(s == nextSeq[p]);/* P2 */
+                nextSeq[p]++;
+                reduced++;              /* stop mode drain */
+#endif
+                p = 0; s = 0
+            :: empty(queue) -> break
+            od
+        };
+#ifndef BROKEN_LATE_SUBSCRIBER
+        atomic { sched = FINISHED; runners-- };     /* T8: store FINISHED ... */
+        /* ... then end the streams: a subscriber still waiting gets the final state */
+        d_step {
+            if
+            :: pendingWake -> pendingWake = false; served++
+            :: else
+            fi
+        }
+#else
+        /* BROKEN: end the streams, then store FINISHED (the order T8 lists its actions in):
+         * a subscriber that sets its flag in between is never served */
+        d_step {
+            if
+            :: pendingWake -> pendingWake = false; served++
+            :: else
+            fi
+        };
+        atomic { sched = FINISHED; runners-- }
+#endif
+    :: else ->                          /* (graceDone was false) */
+        loadRunnable(r);                /* runnable: three loads */
+        if
+        :: budget == BUDGET && r ->
+            /* T6: budget used and runnable: store(SCHEDULED), push at the tail (fairness) */
+            d_step { sched = SCHEDULED; runners--; r = false; budget = 0; ready ! LOOP }
+        :: else ->
+            /* T7: not runnable (or budget not used): store(IDLE) (seq_cst) ... */
+            d_step { sched = IDLE; runners--; r = false; budget = 0 };
+#ifndef BROKEN_NO_RECHECK
+            /* ... then re-check runnable; if it now holds, wake() (Dekker pair with the enqueue) */
+            loadRunnable(r);
+            if
+            :: r -> r = false; wake()
+            :: else
+            fi
+#endif
+        fi
+    fi
+}
+
+#ifdef INLINE
+/*
+ * The inline fast path (PROTOCOL.md): an emit made on the loop's own serial
+ * context, outside every slice (SpindleNIO's channelRead on the event
+ * loop). Its wake() CAS, when it wins, does not push the loop: the producer
+ * runs the scheduling itself, once it has left its gate section (left in
+ * the enqueue's step above), exactly as a runner that popped it would: a
+ * budget used with work left pushes the loop (T6), the idle re-check's
+ * wake() pushes it (T7). In the code the emitting thread and the runner are
+ * the same event loop, one at a time; here they may overlap, a superset
+ * of the real interleavings, checked with one pool runner (NR=1: the event
+ * loop's task queue).
+ * BROKEN_INLINE_NO_CAS: the producer takes the loop on a plain load and
+ * store instead of the CAS, so two emits may both run it.
+ */
+inline wakeAndRunHere() {
+    if
+    :: sched == IDLE ->                     /* load of sched */
+#ifdef BROKEN_INLINE_NO_CAS
+        sched = SCHEDULED; won = true       /* BROKEN: a plain store after the load */
+#else
+        d_step {                            /* CAS(sched, IDLE -> SCHEDULED): the winner runs it */
+            if
+            :: sched == IDLE -> sched = SCHEDULED; won = true
+            :: else                         /* another waker's CAS won (T3) */
+            fi
+        }
+#endif
+    :: else                                 /* T3/T5/T9: not IDLE, nothing to do */
+    fi;
+    if
+    :: won -> won = false; runScheduling()  /* T4 onward, on this thread */
+    :: else
+    fi
+}
+#endif
+
+/*
  * A producer: K emits. Each emit: enter the gate section; if closed, answer
  * .stopped (T9) and leave; else enqueue (T1/T3/T5: the enqueue is a full
- * barrier), leave the section, then wake().
+ * barrier), leave the section, then wake(). With INLINE, each emit may
+ * also be one made on the loop's own context (wakeAndRunHere, below).
  */
 proctype Producer(byte i) {
     byte seq = 0;
+#ifdef INLINE
+    byte p, s;                              /* runScheduling's locals, as a runner's */
+    byte budget;
+    bool r = false;
+    bool won = false;                       /* this emit's CAS won: it runs the loop */
+#endif
     do
     :: seq < K ->
         inSection[i] = true;                /* rcu_read_lock: enter the gate section */
@@ -188,7 +343,14 @@ proctype Producer(byte i) {
              * and it only waits while the flag is set, so a separate step
              * would add states and no behaviour. */
             d_step { queue ! i, seq; accepted++; inSection[i] = false };
+#ifdef INLINE
+            if
+            :: wake()                       /* an emit from another thread: T1 (push), T3, T5, T9 */
+            :: wakeAndRunHere()             /* an emit on the loop's own context */
+            fi;
+#else
             wake();                         /* T1 (this CAS wins), T3, T5, T9: nothing */
+#endif
             seq++
         fi
     :: else -> break
@@ -267,7 +429,7 @@ proctype Subscriber() {
 
 /*
  * A pool runner. Parked = blocked on the empty ready queue (a valid end
- * state: `end`). One slice per pop.
+ * state: `end`). One scheduling per pop.
  */
 proctype Runner(byte id) {
     /* locals are reset as soon as they are dead, so that states that differ
@@ -278,103 +440,7 @@ proctype Runner(byte id) {
 end:
     do
     :: ready ? _ ->                         /* pop the loop from the ready queue (T4) */
-        /* T4: enter the RUNNING section with CAS(SCHEDULED -> RUNNING), one atomic step */
-        d_step {
-            runners++;
-            assert(runners <= 1);           /* P1: never two runners */
-#if CAS_ASSERT
-            assert(sched == SCHEDULED);     /* P1: T4's CAS never fails */
-#endif
-            sched = RUNNING
-        };
-
-        /* the slice (T5 for whoever emits or sets a flag meanwhile): first deliver the
-         * state to a waiting subscriber: exchange(pendingWake, false) */
-        d_step {
-            if
-            :: pendingWake -> pendingWake = false; served++
-            :: else
-            fi
-        };
-
-        /* ... then reduce up to BUDGET events */
-        budget = 0;
-        do
-        :: budget < BUDGET ->
-            if
-            :: atomic { nempty(queue) ->    /* dequeue (non-empty: only this runner dequeues) */
-                   queue ? p, s;
-                   assert(s == nextSeq[p]); /* P2: per-producer order */
-                   nextSeq[p]++;
-                   reduced++;
-                   budget++;
-                   p = 0; s = 0 }
-            :: else -> break                /* queue empty */
-            fi
-        :: else -> break                    /* budget used */
-        od;
-
-        /* slice end */
-        if
-        :: graceDone ->                     /* load graceDone */
-            /* T8: graceDone: nothing more can be enqueued, so the drain (or
-             * discard) is one step: it commutes with every other process's
-             * steps (were an event enqueued after it, the end check fails). */
-            atomic {
-                budget = 0;
-                do
-                :: nempty(queue) ->
-                    queue ? p, s;
-#if DISCARD
-                    discarded++;            /* stop mode discard */
-#else
-                    assert(s == nextSeq[p]);/* P2 */
-                    nextSeq[p]++;
-                    reduced++;              /* stop mode drain */
-#endif
-                    p = 0; s = 0
-                :: empty(queue) -> break
-                od
-            };
-#ifndef BROKEN_LATE_SUBSCRIBER
-            atomic { sched = FINISHED; runners-- };     /* T8: store FINISHED ... */
-            /* ... then end the streams: a subscriber still waiting gets the final state */
-            d_step {
-                if
-                :: pendingWake -> pendingWake = false; served++
-                :: else
-                fi
-            }
-#else
-            /* BROKEN: end the streams, then store FINISHED (the order T8 lists its actions in):
-             * a subscriber that sets its flag in between is never served */
-            d_step {
-                if
-                :: pendingWake -> pendingWake = false; served++
-                :: else
-                fi
-            };
-            atomic { sched = FINISHED; runners-- }
-#endif
-        :: else ->                          /* (graceDone was false) */
-            loadRunnable(r);                /* runnable: three loads */
-            if
-            :: budget == BUDGET && r ->
-                /* T6: budget used and runnable: store(SCHEDULED), push at the tail (fairness) */
-                d_step { sched = SCHEDULED; runners--; r = false; budget = 0; ready ! LOOP }
-            :: else ->
-                /* T7: not runnable (or budget not used): store(IDLE) (seq_cst) ... */
-                d_step { sched = IDLE; runners--; r = false; budget = 0 };
-#ifndef BROKEN_NO_RECHECK
-                /* ... then re-check runnable; if it now holds, wake() (Dekker pair with the enqueue) */
-                loadRunnable(r);
-                if
-                :: r -> r = false; wake()
-                :: else
-                fi
-#endif
-            fi
-        fi                                  /* back to the pool: park */
+        runScheduling()                     /* back to the pool: park */
     od
 }
 

@@ -1,0 +1,145 @@
+import NIOCore
+import NIOEmbedded
+import Spindle
+import SpindleNIO
+import SpindleTestSupport
+import Testing
+
+// SpinHandler on swift-nio's testing channel: its event loop runs only when
+// the test says so (`run()`), so what the handler does with each message,
+// each `read` and each writability change is checked step by step, with no
+// clock.
+
+/// Counts the `read` requests that reach it (it sits between the channel's
+/// head and the handler under test).
+final class ReadCounter: ChannelOutboundHandler, Sendable {
+    typealias OutboundIn = Never
+    let reads = Recorder<Void>()
+
+    func read(context: ChannelHandlerContext) {
+        reads.append(())
+        context.read()
+    }
+}
+
+@Suite struct SpinHandlerEmbeddedTests {
+    /// A channel with `ReadCounter` then a `SpinHandler` running `sumSpin`,
+    /// activated (so the handler's loop has started).
+    func makeChannel(
+        options: SpinOptions = SpinOptions()
+    ) async throws -> (NIOAsyncTestingChannel, ReadCounter, NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>) {
+        let channel = NIOAsyncTestingChannel()
+        let counter = ReadCounter()
+        let handler = try await channel.testingEventLoop.executeInContext {
+            let handler = SpinHandler(
+                spin: sumSpin, options: options, event: { (number: Int) in number },
+                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
+            try channel.pipeline.syncOperations.addHandlers([counter, handler])
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        return (channel, counter, handler)
+    }
+
+    /// Runs the event loop until `count` replies were written, and returns them.
+    func replies(_ count: Int, from channel: NIOAsyncTestingChannel) async throws -> [Int] {
+        var replies: [Int] = []
+        let deadline = ContinuousClock.now + hangGuard
+        while replies.count < count, ContinuousClock.now < deadline {
+            await channel.testingEventLoop.run()
+            while let reply = try await channel.readOutbound(as: Int.self) { replies.append(reply) }
+            if replies.count < count { await Task.yield() }
+        }
+        return replies
+    }
+
+    @Test func eachStateIsRepliedToInOrderAndTheInitialStateIsNot() async throws {
+        let (channel, _, _) = try await makeChannel()
+        // No reply for the initial state: nothing was asked.
+        #expect(try await channel.readOutbound(as: Int.self) == nil)
+        for number in 1...5 { try await channel.writeInbound(number) }
+        #expect(try await replies(5, from: channel) == [1, 3, 6, 10, 15])
+        _ = try? await channel.finish()
+    }
+
+    @Test func readsAreHeldWhileTheChannelIsNotWritableAndResumeWhenItIs() async throws {
+        let (channel, counter, _) = try await makeChannel()
+        let readsBefore = counter.reads.count
+        channel.isWritable = false
+        try await channel.testingEventLoop.executeInContext {
+            channel.pipeline.fireChannelWritabilityChanged()
+            channel.read()
+        }
+        // The handler held the read back: it never reached the counter.
+        #expect(counter.reads.count == readsBefore)
+        // Messages already read are still reduced and replied to.
+        try await channel.writeInbound(7)
+        #expect(try await replies(1, from: channel) == [7])
+        channel.isWritable = true
+        try await channel.testingEventLoop.executeInContext {
+            channel.pipeline.fireChannelWritabilityChanged()
+        }
+        // Writable again: the held read goes on, once.
+        #expect(counter.reads.count == readsBefore + 1)
+        // And later reads pass straight through.
+        try await channel.testingEventLoop.executeInContext { channel.read() }
+        #expect(counter.reads.count == readsBefore + 2)
+        _ = try? await channel.finish()
+    }
+
+    /// Closes the channel and runs its event loop until the handler's loop
+    /// has stopped; returns the stop's report.
+    func closeAndStop(
+        _ channel: NIOAsyncTestingChannel, _ bound: NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>
+    ) async throws -> (StopReport, SpinLoop<SumState, Int>) {
+        let loop = try #require(try await channel.testingEventLoop.executeInContext { bound.value.loop })
+        try await channel.close().get()
+        // The stop's last slice runs on the testing event loop: run it
+        // until the stop returns.
+        async let report = loop.stop()
+        let deadline = ContinuousClock.now + hangGuard
+        while !loop.isStopped, ContinuousClock.now < deadline {
+            await channel.testingEventLoop.run()
+            await Task.yield()
+        }
+        return (await report, loop)
+    }
+
+    @Test func theLoopStopsWhenTheChannelCloses() async throws {
+        let (channel, _, bound) = try await makeChannel()
+        for number in 1...3 { try await channel.writeInbound(number) }
+        _ = try await replies(3, from: channel)
+        let (report, loop) = try await closeAndStop(channel, bound)
+        #expect(report.reduced == 3)
+        #expect(loop.emit(4) == .stopped)
+    }
+
+    /// A bounded `.block` queue of 2, which 10 messages read in one go
+    /// overflow.
+    var blockingOptions: SpinOptions {
+        var options = SpinOptions()
+        options.queue = .bounded(capacity: 2, overflow: .block)
+        return options
+    }
+
+    @Test func aFullBlockQueueHoldsMessagesInOrderAndStopsReadingWithoutBlockingTheEventLoop() async throws {
+        let (channel, counter, _) = try await makeChannel(options: blockingOptions)
+        // The loop runs on this event loop, which does not run while the
+        // messages are read: an emit that waited for room would never return.
+        for number in 1...10 { try await channel.writeInbound(number) }
+        let readsBefore = counter.reads.count
+        try await channel.testingEventLoop.executeInContext { channel.read() }
+        #expect(counter.reads.count == readsBefore, "no read while messages are held")
+        #expect(try await replies(10, from: channel) == (1...10).map { $0 * ($0 + 1) / 2 })
+        #expect(counter.reads.count == readsBefore + 1, "the held-back read goes on once every message is in the loop")
+    }
+
+    @Test func messagesHeldForAFullQueueAreReducedWhenTheChannelCloses() async throws {
+        let (channel, _, bound) = try await makeChannel(options: blockingOptions)
+        for number in 1...10 { try await channel.writeInbound(number) }
+        let (report, loop) = try await closeAndStop(channel, bound)
+        #expect(report.reduced == 10)
+        #expect(loop.state.sum == 55)
+    }
+}

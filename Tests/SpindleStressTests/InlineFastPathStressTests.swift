@@ -1,0 +1,157 @@
+import Dispatch
+import Foundation
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import Synchronization
+import Testing
+import SpindleTestSupport
+
+extension StressSuite {
+    /// The inline fast path under load: loops on enqueuing executors over
+    /// two serial queues (SpindleNIO's shape), fed by producers on their own
+    /// threads and by producers whose emits run *on* the loops' queues, where
+    /// an emit that finds its loop idle runs it in place. One runner at a
+    /// time, every accepted item reduced once, in producer order, every
+    /// object freed.
+    @Suite("The inline fast path")
+    struct InlineFastPathStressTests {
+        @Test("emits on the loops' own queues run them in place: one runner, every item once, in producer order")
+        func emitsOnTheLoopsOwnQueuesRunThemInPlace() async throws {
+            // The premise, an emit run in place, is counted; a run without
+            // one is run again, never failed on (nor passed).
+            var inPlace = 0
+            for attempt in 1...3 {
+                inPlace = try await runOnce(attempt: attempt)
+                if inPlace > 0 { break }
+            }
+            #expect(inPlace > 0, "no emit ran its loop in place in 3 runs: the inline path was not exercised")
+        }
+
+        /// One run; returns how many reductions ran inside an emit on the
+        /// loop's own queue.
+        private func runOnce(attempt: Int) async throws -> Int {
+            let baseline = await LiveBaseline.settle()
+            let queues = 2
+            let executors = try StressExecutors(.enqueuing, name: "inline", queues: queues)
+            let loops = 16
+            // Producers 0 and 1 emit from threads of their own; producer 2 + q
+            // from blocks it submits to queue q, into the loops of queue q.
+            let threadProducers = 2
+            let producers = threadProducers + queues
+            let itemsPerProducer = max(2_000, StressScale.eventsPerQueue / 1_000)
+            let guards = (0..<loops).map { _ in RunnerGuard() }
+            let checkers = (0..<loops).map { _ in OrderChecker(producers: producers) }
+            // Set while a producer's block runs on queue q: a reduction on
+            // queue q that sees it ran inside that block's emit.
+            let insideBlock = (0..<queues).map { _ in BlockMark() }
+            let reducedInPlace = Counter()
+            var accepted = 0
+            do {
+                let running = (0..<loops).map { index in
+                    let (guarded, checker, queue) = (guards[index], checkers[index], index % queues)
+                    return Spin(initialState: GuardedState()) {
+                        Feedback<GuardedState, GuardedEvent>(effect: { state in
+                            guarded.enter()
+                            defer { guarded.leave() }
+                            guard let item = state.lastItem, item.sequence % 7 == 0 else { return nil }
+                            return .echo
+                        })
+                        Reducer<GuardedState, GuardedEvent> { state, event in
+                            guarded.enter()
+                            defer { guarded.leave() }
+                            if insideBlock[queue].isSet { reducedInPlace.add() }
+                            var state = state
+                            state.lastItem = nil
+                            switch event {
+                            case .item(let item):
+                                checker.observe(item)
+                                state.items += 1
+                                state.lastItem = item
+                            case .echo:
+                                state.echoes += 1
+                            }
+                            return state
+                        }
+                    }.start(options: SpinOptions(
+                        executor: executors.executor(for: index),
+                        queue: index % 4 < 2 ? .lockFree : .bounded(capacity: 32, overflow: .dropNewest),
+                        maxBatch: 8))
+                }
+                let acceptedPerLoop = Locked<[Int: [Int]]>([:])  // by producer, then loop
+                let dropped = Counter()
+                let finished = await onThreads(producers) { producer in
+                    var random = SplitMix64(seed: 0x1A11E &+ UInt64(attempt * 16 + producer))
+                    guard producer >= threadProducers else {
+                        var sequence = Array(repeating: 0, count: loops)
+                        for _ in 0..<itemsPerProducer {
+                            let index = Int.random(in: 0..<loops, using: &random)
+                            switch running[index].emit(.item(Stamped(producer: producer, sequence: sequence[index]))) {
+                            case .accepted: sequence[index] += 1
+                            case .dropped: dropped.add()
+                            case .stopped: break
+                            }
+                        }
+                        acceptedPerLoop.withLock { $0[producer] = sequence }
+                        return
+                    }
+                    // A producer on queue q: blocks of 8 emits, each into a
+                    // loop of queue q, submitted from this thread; its
+                    // sequences are touched only by its blocks (one queue,
+                    // serial) until the final `sync`.
+                    let queue = producer - threadProducers
+                    let context = executors.queue(for: queue)
+                    let sequence = Locked(Array(repeating: 0, count: loops))
+                    let mine = (0..<loops).filter { $0 % queues == queue }
+                    for _ in 0..<(itemsPerProducer / 8) {
+                        let targets = (0..<8).map { _ in mine[Int.random(in: 0..<mine.count, using: &random)] }
+                        context.async {
+                            insideBlock[queue].set(true)
+                            for index in targets {
+                                let next = sequence.withLock { $0[index] }
+                                switch running[index].emit(.item(Stamped(producer: producer, sequence: next))) {
+                                case .accepted: sequence.withLock { $0[index] += 1 }
+                                case .dropped: dropped.add()
+                                case .stopped: break
+                                }
+                            }
+                            insideBlock[queue].set(false)
+                        }
+                    }
+                    context.sync {}
+                    acceptedPerLoop.withLock { $0[producer] = sequence.withLock { $0 } }
+                }
+                #expect(finished, "producers did not finish: a hang")
+                let byProducer = acceptedPerLoop.withLock { $0 }
+                let perProducer = (0..<producers).compactMap { byProducer[$0] }
+                try #require(perProducer.count == producers)
+                var reports: [StopReport] = []
+                for loop in running { reports.append(await loop.stop()) }
+                for index in 0..<loops {
+                    let loop = running[index]
+                    let checker = checkers[index]
+                    let items = perProducer.map { $0[index] }
+                    accepted += items.reduce(0, +)
+                    #expect(guards[index].overlaps.current == 0, "loop \(index) ran on two threads at once")
+                    #expect(checker.reducedPerProducer == items, "loop \(index): an accepted item was not reduced once")
+                    #expect(checker.outOfOrder == 0 && checker.gaps == 0, "loop \(index): out of producer order")
+                    let echoesMade = checker.reducedPerProducer.reduce(0) { $0 + ($1 + 6) / 7 }
+                    // An echo is emitted in the slice (never dropped): reduced,
+                    // or refused once the stop had closed the loop.
+                    #expect(loop.state.echoes + loop.statistics.rejectedAfterStop == echoesMade, "loop \(index): an echo was lost")
+                    #expect(reports[index].reduced == loop.state.items + loop.state.echoes && reports[index].discarded == 0)
+                }
+                try await executors.finish()
+                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, \(dropped.current) dropped")
+            }
+            await baseline.expectReturned()
+            return reducedInPlace.current
+        }
+    }
+}
+
+/// Whether a producer's block is running on one queue (relaxed: the block
+/// and the reductions it checks run on that one serial queue).
+private final class BlockMark: Sendable {
+    private let value = Atomic<Bool>(false)
+    func set(_ isSet: Bool) { value.store(isSet, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
+}
