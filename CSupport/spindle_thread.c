@@ -28,16 +28,5 @@ void *spindle_thread_pool(void) {
     return current_pool;
 }
 
-static _Thread_local unsigned slice_depth;
-
-void spindle_thread_enter_slice(void) {
-    slice_depth++;
-}
-
-void spindle_thread_leave_slice(void) {
-    slice_depth--;
-}
-
-bool spindle_thread_in_slice(void) {
-    return slice_depth != 0;
-}
+// How many loop schedulings this thread is inside (CSpindle.h).
+_Thread_local unsigned spindle_thread_slice_depth;

@@ -260,14 +260,26 @@ void spindle_thread_set_name(const char *name);
 void spindle_thread_set_pool(void *pool);
 void *spindle_thread_pool(void);
 
-/// How many loop slices the calling thread is inside (a slice's feedback
-/// may emit into a loop whose scheduling then runs nested in it): the
-/// inline fast path runs a loop's scheduling on the emitting thread only
-/// outside every slice. Thread-local; a runner enters before a scheduling
-/// and leaves after it.
-void spindle_thread_enter_slice(void);
-void spindle_thread_leave_slice(void);
-bool spindle_thread_in_slice(void);
+/// How many loop schedulings the calling thread is inside (a slice's
+/// feedback may emit into another loop): the inline fast path runs a loop's
+/// scheduling on the emitting thread only outside every one. Thread-local
+/// (spindle_thread.c; declared inside the functions, so that Swift does
+/// not try to import a thread-local variable); a runner enters before a
+/// scheduling and leaves after it.
+static inline __attribute__((always_inline)) void spindle_thread_enter_slice(void) {
+    extern _Thread_local unsigned spindle_thread_slice_depth;
+    spindle_thread_slice_depth++;
+}
+
+static inline __attribute__((always_inline)) void spindle_thread_leave_slice(void) {
+    extern _Thread_local unsigned spindle_thread_slice_depth;
+    spindle_thread_slice_depth--;
+}
+
+static inline __attribute__((always_inline)) bool spindle_thread_in_slice(void) {
+    extern _Thread_local unsigned spindle_thread_slice_depth;
+    return spindle_thread_slice_depth != 0;
+}
 
 /// `spindle_parker_notify` without its leading fence, for callers that have
 /// just performed a sequentially consistent read-modify-write after making

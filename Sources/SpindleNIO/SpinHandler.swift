@@ -199,7 +199,7 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     @usableFromInline var readPending = false
     /// Messages read while the loop's `.block` queue was full, oldest
     /// first: emitted, in order, before any message read after them.
-    @usableFromInline var held: CircularBuffer<Event> = []
+    @usableFromInline var held: [Event] = []
     /// Inside the handler's `channelRead`: a slice run there (inline)
     /// leaves its flush to `channelReadComplete`, one per read.
     @usableFromInline var reading = false
@@ -277,12 +277,14 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
             held.removeAll()
             return
         }
-        while let event = held.first {
-            // Full again: the loop is still running (its queue is not
-            // empty), so its next slice tries again.
-            guard loop.emitWithoutWaiting(event) != nil else { return }
-            held.removeFirst()
+        var delivered = 0
+        while delivered < held.count, loop.emitWithoutWaiting(held[delivered]) != nil {
+            delivered += 1
         }
+        held.removeFirst(delivered)
+        // Full again: the loop is still running (its queue is not empty),
+        // so its next slice tries again.
+        guard held.isEmpty else { return }
         if stopWhenDelivered {
             loop.requestStop()
         } else {

@@ -49,7 +49,7 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         while replies.count < count, ContinuousClock.now < deadline {
             await channel.testingEventLoop.run()
             while let reply = try await channel.readOutbound(as: Int.self) { replies.append(reply) }
-            if replies.count < count { await Task.yield() }
+            if replies.count < count { try? await Task.sleep(for: .milliseconds(1)) }
         }
         return replies
     }
@@ -88,22 +88,25 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         _ = try? await channel.finish()
     }
 
-    /// Closes the channel and runs its event loop until the handler's loop
-    /// has stopped; returns the stop's report.
+    /// Closes the channel and runs its event loop until the handler has
+    /// stopped its loop (the handler asks for the stop itself); returns the
+    /// stop's report.
     func closeAndStop(
         _ channel: NIOAsyncTestingChannel, _ bound: NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>
     ) async throws -> (StopReport, SpinLoop<SumState, Int>) {
         let loop = try #require(try await channel.testingEventLoop.executeInContext { bound.value.loop })
         try await channel.close().get()
-        // The stop's last slice runs on the testing event loop: run it
-        // until the stop returns.
-        async let report = loop.stop()
+        // The stop's grace period ends on another thread, and its last
+        // slice runs on the testing event loop: run it until the loop has
+        // stopped.
         let deadline = ContinuousClock.now + hangGuard
         while !loop.isStopped, ContinuousClock.now < deadline {
             await channel.testingEventLoop.run()
-            await Task.yield()
+            if !loop.isStopped { try? await Task.sleep(for: .milliseconds(1)) }
         }
-        return (await report, loop)
+        #expect(loop.isStopped, "the handler's loop did not stop with its channel")
+        // Stopped: `stop()` returns the same report at once.
+        return (await loop.stop(), loop)
     }
 
     @Test func theLoopStopsWhenTheChannelCloses() async throws {
