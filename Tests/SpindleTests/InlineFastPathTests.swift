@@ -34,6 +34,9 @@ struct ContextQueue: Sendable {
         options.maxBatch = maxBatch
         let loop = spin.start(options: options)
         await loop.settled()
+        // `settled()` returns from inside the last slice: let its
+        // scheduling end (the queue is serial).
+        context.sync {}
         return loop
     }
 
@@ -106,7 +109,7 @@ struct ContextQueue: Sendable {
                 insideFirst.withLock { $0 = false }
             })
         ], reducer: counterReducer), on: context)
-        context.sync { first.emit(.increment) }
+        context.sync { _ = first.emit(.increment) }
         await first.settled()
         await second.settled()
         #expect(second.state == 1)

@@ -344,9 +344,9 @@ proctype Producer(byte i) {
              * would add states and no behaviour. */
             d_step { queue ! i, seq; accepted++; inSection[i] = false };
 #ifdef INLINE
-            if
-            :: wake()                       /* an emit from another thread: T1 (push), T3, T5, T9 */
-            :: wakeAndRunHere()             /* an emit on the loop's own context */
+            if                              /* which thread emits: a step of its own */
+            :: skip -> wake()               /* another thread: T1 (push), T3, T5, T9 */
+            :: skip -> wakeAndRunHere()     /* the loop's own context */
             fi;
 #else
             wake();                         /* T1 (this CAS wins), T3, T5, T9: nothing */
