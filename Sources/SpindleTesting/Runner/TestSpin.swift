@@ -85,7 +85,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
 
     /// Why the spin's per-start feedbacks could not be made (no
     /// environment, or one of another type than they need), or nil. As for
-    /// ``Spindle/SpinLoop/startError``; the spin then runs without them.
+    /// `SpinLoop.startError`; the spin then runs without them.
     public let startError: SpinExecutorError?
 
     /// Starts running `spin` deterministically: attaches its gear feedbacks
