@@ -47,31 +47,10 @@ extension StressSuite {
             var accepted = 0
             do {
                 let running = (0..<loops).map { index in
-                    let (guarded, checker, queue) = (guards[index], checkers[index], index % queues)
-                    return Spin(initialState: GuardedState()) {
-                        Feedback<GuardedState, GuardedEvent>(effect: { state in
-                            guarded.enter()
-                            defer { guarded.leave() }
-                            guard let item = state.lastItem, item.sequence % 7 == 0 else { return nil }
-                            return .echo
-                        })
-                        Reducer<GuardedState, GuardedEvent> { state, event in
-                            guarded.enter()
-                            defer { guarded.leave() }
-                            if insideBlock[queue].isSet { reducedInPlace.add() }
-                            var state = state
-                            state.lastItem = nil
-                            switch event {
-                            case .item(let item):
-                                checker.observe(item)
-                                state.items += 1
-                                state.lastItem = item
-                            case .echo:
-                                state.echoes += 1
-                            }
-                            return state
-                        }
-                    }.start(options: SpinOptions(
+                    let mark = insideBlock[index % queues]
+                    return guardedSpin(guards[index], checkers[index], onReduce: {
+                        if mark.isSet { reducedInPlace.add() }
+                    }).start(options: SpinOptions(
                         executor: executors.executor(for: index),
                         queue: index % 4 < 2 ? .lockFree : .bounded(capacity: 32, overflow: .dropNewest),
                         maxBatch: 8))
@@ -120,25 +99,8 @@ extension StressSuite {
                     acceptedPerLoop.withLock { $0[producer] = sequence.withLock { $0 } }
                 }
                 #expect(finished, "producers did not finish: a hang")
-                let byProducer = acceptedPerLoop.withLock { $0 }
-                let perProducer = (0..<producers).compactMap { byProducer[$0] }
-                try #require(perProducer.count == producers)
-                var reports: [StopReport] = []
-                for loop in running { reports.append(await loop.stop()) }
-                for index in 0..<loops {
-                    let loop = running[index]
-                    let checker = checkers[index]
-                    let items = perProducer.map { $0[index] }
-                    accepted += items.reduce(0, +)
-                    #expect(guards[index].overlaps.current == 0, "loop \(index) ran on two threads at once")
-                    #expect(checker.reducedPerProducer == items, "loop \(index): an accepted item was not reduced once")
-                    #expect(checker.outOfOrder == 0 && checker.gaps == 0, "loop \(index): out of producer order")
-                    let echoesMade = checker.reducedPerProducer.reduce(0) { $0 + ($1 + 6) / 7 }
-                    // An echo is emitted in the slice (never dropped): reduced,
-                    // or refused once the stop had closed the loop.
-                    #expect(loop.state.echoes + loop.statistics.rejectedAfterStop == echoesMade, "loop \(index): an echo was lost")
-                    #expect(reports[index].reduced == loop.state.items + loop.state.echoes && reports[index].discarded == 0)
-                }
+                accepted = try await stopAndExpectGuarded(
+                    running, guards, checkers, accepted: acceptedPerLoop.withLock { $0 }, producers: producers, "inline")
                 try await executors.finish()
                 stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, \(dropped.current) dropped")
             }

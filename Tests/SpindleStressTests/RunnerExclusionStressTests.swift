@@ -45,6 +45,78 @@ struct GuardedState: Sendable {
     var lastItem: Stamped?
 }
 
+/// Stops every loop of `guardedSpin`s, then checks each one
+/// (`expectGuarded`) against the items its producers say it accepted
+/// (`accepted`: by producer, then loop). Returns the items accepted in all.
+func stopAndExpectGuarded(
+    _ running: [SpinLoop<GuardedState, GuardedEvent>], _ guards: [RunnerGuard], _ checkers: [OrderChecker],
+    accepted byProducer: [Int: [Int]], producers: Int, _ context: String
+) async throws -> Int {
+    let perProducer = (0..<producers).compactMap { byProducer[$0] }
+    try #require(perProducer.count == producers, "\(context): a producer did not report")
+    var reports: [StopReport] = []
+    for loop in running { reports.append(await loop.stop()) }
+    var accepted = 0
+    for index in running.indices {
+        let items = perProducer.map { $0[index] }
+        accepted += items.reduce(0, +)
+        expectGuarded(running[index], guards[index], checkers[index], items: items, report: reports[index],
+                      "loop \(index) (\(context))")
+    }
+    return accepted
+}
+
+/// The checks of a stopped loop of `guardedSpin`: never two runners,
+/// every accepted item (`items`, per producer) reduced once and in producer
+/// order, every echo reduced or refused after the stop, nothing discarded.
+func expectGuarded(
+    _ loop: SpinLoop<GuardedState, GuardedEvent>, _ guarded: RunnerGuard, _ checker: OrderChecker,
+    items: [Int], report: StopReport, _ context: String
+) {
+    #expect(guarded.overlaps.current == 0, "\(context) ran on two threads at once")
+    #expect(checker.reducedPerProducer == items, "\(context): an accepted item was not reduced once")
+    #expect(checker.outOfOrder == 0 && checker.gaps == 0, "\(context): out of producer order")
+    // Each item with a sequence multiple of 7 made one echo, emitted in the
+    // slice (never dropped): reduced, or refused once the stop had closed
+    // the loop.
+    let echoesMade = checker.reducedPerProducer.reduce(0) { $0 + ($1 + 6) / 7 }
+    #expect(loop.state.echoes + loop.statistics.rejectedAfterStop == echoesMade, "\(context): an echo was lost")
+    #expect(report == StopReport(reduced: loop.state.items + loop.state.echoes, discarded: 0), "\(context)")
+}
+
+/// The spin of the one-runner tests: its reducer and its queue-less
+/// feedback enter `guarded` (two runners at once show there); the reducer
+/// checks each item's producer order with `checker`, after `onReduce`; the
+/// feedback echoes every item whose sequence is a multiple of 7.
+func guardedSpin(
+    _ guarded: RunnerGuard, _ checker: OrderChecker, onReduce: @escaping @Sendable () -> Void = {}
+) -> Spin<GuardedState, GuardedEvent> {
+    Spin(initialState: GuardedState()) {
+        Feedback<GuardedState, GuardedEvent>(effect: { state in
+            guarded.enter()
+            defer { guarded.leave() }
+            guard let item = state.lastItem, item.sequence % 7 == 0 else { return nil }
+            return .echo
+        })
+        Reducer<GuardedState, GuardedEvent> { state, event in
+            guarded.enter()
+            defer { guarded.leave() }
+            onReduce()
+            var state = state
+            state.lastItem = nil
+            switch event {
+            case .item(let item):
+                checker.observe(item)
+                state.items += 1
+                state.lastItem = item
+            case .echo:
+                state.echoes += 1
+            }
+            return state
+        }
+    }
+}
+
 extension StressSuite {
     /// The scheduling protocol's promise: a loop is never run by two threads
     /// at once, on any executor, however its producers and its own feedback
@@ -64,30 +136,7 @@ extension StressSuite {
                 let guards = (0..<loops).map { _ in RunnerGuard() }
                 let checkers = (0..<loops).map { _ in OrderChecker(producers: producers) }
                 let running = (0..<loops).map { index in
-                    let (guarded, checker) = (guards[index], checkers[index])
-                    return Spin(initialState: GuardedState()) {
-                        Feedback<GuardedState, GuardedEvent>(effect: { state in
-                            guarded.enter()
-                            defer { guarded.leave() }
-                            guard let item = state.lastItem, item.sequence % 7 == 0 else { return nil }
-                            return .echo
-                        })
-                        Reducer<GuardedState, GuardedEvent> { state, event in
-                            guarded.enter()
-                            defer { guarded.leave() }
-                            var state = state
-                            state.lastItem = nil
-                            switch event {
-                            case .item(let item):
-                                checker.observe(item)
-                                state.items += 1
-                                state.lastItem = item
-                            case .echo:
-                                state.echoes += 1
-                            }
-                            return state
-                        }
-                    }.start(options: SpinOptions(
+                    guardedSpin(guards[index], checkers[index]).start(options: SpinOptions(
                         executor: executors.executor(for: index),
                         queue: index % 2 == 0 ? .lockFree : .bounded(capacity: 32, overflow: .block),
                         maxBatch: 8))
@@ -104,29 +153,9 @@ extension StressSuite {
                     acceptedPerLoop.withLock { $0[producer] = sequence }
                 }
                 #expect(finished, "producers did not finish: a hang")
-                let byProducer = acceptedPerLoop.withLock { $0 }
-                let perProducer = (0..<producers).compactMap { byProducer[$0] }
-                try #require(perProducer.count == producers)
-                var reports: [StopReport] = []
-                for loop in running { reports.append(await loop.stop()) }
-
-                var mostThreads = 0
-                var accepted = 0
-                for index in 0..<loops {
-                    let loop = running[index]
-                    let checker = checkers[index]
-                    let items = perProducer.map { $0[index] }
-                    accepted += items.reduce(0, +)
-                    #expect(guards[index].overlaps.current == 0, "loop \(index) ran on two threads at once (\(kind))")
-                    #expect(checker.reducedPerProducer == items, "loop \(index): an accepted item was not reduced once")
-                    #expect(checker.outOfOrder == 0 && checker.gaps == 0, "loop \(index): out of producer order")
-                    // Each item with a sequence multiple of 7 made one echo:
-                    // reduced, or refused once the stop had closed the loop.
-                    let echoesMade = checker.reducedPerProducer.reduce(0) { $0 + ($1 + 6) / 7 }
-                    #expect(loop.state.echoes + loop.statistics.rejectedAfterStop == echoesMade, "loop \(index)")
-                    #expect(reports[index] == StopReport(reduced: loop.state.items + loop.state.echoes, discarded: 0))
-                    mostThreads = max(mostThreads, guards[index].threadCount)
-                }
+                let accepted = try await stopAndExpectGuarded(
+                    running, guards, checkers, accepted: acceptedPerLoop.withLock { $0 }, producers: producers, "\(kind)")
+                let mostThreads = guards.map(\.threadCount).max() ?? 0
                 if kind == .dedicatedThread { #expect(mostThreads == 1) }
                 reportTotal("one-runner-events-\(kind.rawValue)", queue: "mixed", accepted)
                 stressLine("SPINDLE-STRESS one-runner executor=\(kind.rawValue) \(loops) loops, \(accepted) items, most threads one loop ran on \(mostThreads)")
