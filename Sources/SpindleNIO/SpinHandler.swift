@@ -1,4 +1,5 @@
 public import NIOCore
+import NIOPosix
 public import Spindle
 
 /// A loop per channel, on the channel's event loop: the channel's decoded
@@ -26,8 +27,8 @@ public import Spindle
 /// - **Replies in state order.** For every state a reduction makes (not the
 ///   initial state), `replies` says what to write; the handler writes each
 ///   message at once and flushes once per read (in `channelReadComplete`),
-///   or once per slice for a slice run outside a read, so pipelined
-///   requests cost one flush.
+///   so pipelined requests cost one flush; a state reduced outside a read
+///   (a slice run for a wake-up from elsewhere) is flushed at once.
 /// - **Back-pressure.** While the channel is not writable, the handler
 ///   stops reading: the peer's next requests wait in the kernel, not in the
 ///   loop's queue. On a bounded queue (`SpinOptions.queue`) with
@@ -155,25 +156,13 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         let bound = NIOLoopBound(side, eventLoop: context.eventLoop)
         let replies = self.replies
         var options = self.options
-        // One `execute` per scheduling: the event loop's own task queue,
-        // cheaper than a task switching to its `executor`.
-        let eventLoop = context.eventLoop
-        // An emit on the event loop outside a slice (`channelRead`) runs
-        // the loop at once: the inline fast path.
-        options.executor = .enqueuing(name: "event loop", isCurrent: { eventLoop.inEventLoop }) {
-            eventLoop.execute($0)
-        }
+        options.executor = EventLoopExecutors.executor(of: context.eventLoop)
+        // One feedback (each costs its loop memory, per connection): every
+        // state, in order, written as it is reduced.
         let loop = spin.start(options: options, adding: [
-            // Every state, in order, written as it is reduced …
             Feedback(effect: { (state: State) in
-                bound.value.write(replies(state))
-            }),
-            // … and one flush per slice (a latest-state feedback runs once
-            // per batch, after the every-state ones), after which held
-            // messages get another try.
-            Feedback(effect: { (_: State) in
-                bound.value.sliceEnded()
-            }).delivering(.latestState),
+                bound.value.reduced(replies(state))
+            })
         ])
         side.loop = loop
         self.side = side
@@ -247,11 +236,15 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
         held.append(event)
     }
 
-    /// After a slice: flush what it wrote; held messages get another try
-    /// once the slice has returned (emitted from inside it, they would be
-    /// reduced before the events still queued ahead of them).
+    /// A state reduced: its replies written. Inside a read they are flushed
+    /// once the read is complete (one flush for a peer's pipelined
+    /// requests); outside one (a slice a wake-up from elsewhere ran), at
+    /// once. Held messages get another try once the slice has returned
+    /// (emitted from inside it, they would be reduced before the events
+    /// still queued ahead of them).
     @inlinable
-    func sliceEnded() {
+    func reduced(_ messages: @autoclosure () -> [OutboundOut]) {
+        write(messages())
         if !reading { flushIfWritten() }
         if !held.isEmpty { queueRetry() }
     }
@@ -329,5 +322,40 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
         guard written else { return }
         written = false
         context?.flush()
+    }
+}
+
+/// The loop executor of an event loop, one per event loop: every handler's
+/// loop on that event loop runs on it (an executor of its own would cost
+/// each connection an object and two closures).
+@usableFromInline
+enum EventLoopExecutors {
+    /// The last event loop's executor made on this thread (an event loop
+    /// runs on one thread: its handlers find it here).
+    private final class Cached: Sendable {
+        let eventLoop: any EventLoop
+        let executor: SpinExecutor
+
+        init(_ eventLoop: any EventLoop) {
+            self.eventLoop = eventLoop
+            // One `execute` per scheduling: the event loop's own task
+            // queue, cheaper than a task switching to its `executor`. An
+            // emit on the event loop outside a slice (`channelRead`) runs
+            // the loop at once: the inline fast path.
+            executor = .enqueuing(name: "event loop", isCurrent: { eventLoop.inEventLoop }) {
+                eventLoop.execute($0)
+            }
+        }
+    }
+
+    private static let perThread = ThreadSpecificVariable<Cached>()
+
+    /// `eventLoop`'s executor. On `eventLoop`.
+    @usableFromInline
+    static func executor(of eventLoop: any EventLoop) -> SpinExecutor {
+        if let cached = perThread.currentValue, cached.eventLoop === eventLoop { return cached.executor }
+        let made = Cached(eventLoop)
+        perThread.currentValue = made
+        return made.executor
     }
 }

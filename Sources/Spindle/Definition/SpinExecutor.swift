@@ -25,7 +25,10 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case dedicatedThread
         case queue(DispatchQueue)
         case actor(any Actor, name: String)
-        case enqueuing(name: String, isCurrent: (@Sendable () -> Bool)?, @Sendable (@escaping @Sendable () -> Void) -> Void)
+        /// One executor object for every loop started with this value: it
+        /// holds nothing of a loop's (SpindleNIO starts a loop per
+        /// connection on one value per event loop).
+        case enqueuing(EnqueuingExecutor)
     }
 
     let kind: Kind
@@ -71,7 +74,7 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         name: String, isCurrent: (@Sendable () -> Bool)? = nil,
         _ enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) -> SpinExecutor {
-        SpinExecutor(kind: .enqueuing(name: name, isCurrent: isCurrent, enqueue))
+        SpinExecutor(kind: .enqueuing(EnqueuingExecutor(name: name, isCurrent: isCurrent, enqueue: enqueue)))
     }
 
     /// Isolated to the main actor: ``actor(_:)`` with `MainActor.shared`.
@@ -95,20 +98,20 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .dedicatedThread: "dedicated thread"
         case .queue(let queue): "queue '\(queue.label)'"
         case .actor(_, let name): name
-        case .enqueuing(let name, _, _): name
+        case .enqueuing(let executor): executor.name
         }
     }
 
-    /// A new executor handle for one loop (the pool's own, or a new
-    /// dedicated thread's or queue's). Nothing is started yet.
+    /// An executor handle for one loop (the pool's own, an enqueuing
+    /// value's own, or a new dedicated thread's, queue's or actor's).
+    /// Nothing is started yet.
     func makeExecutor(spinsBeforeParking: Int) -> any LoopExecutor {
         switch kind {
         case .pool(let pool): pool.core
         case .dedicatedThread: DedicatedThreadExecutor(spinsBeforeParking: spinsBeforeParking)
         case .queue(let queue): QueueExecutor(queue: queue)
         case .actor(let actor, let name): ActorExecutor(actor: actor, name: name)
-        case .enqueuing(let name, let isCurrent, let enqueue):
-            EnqueuingExecutor(name: name, isCurrent: isCurrent, enqueue: enqueue)
+        case .enqueuing(let executor): executor
         }
     }
 }
