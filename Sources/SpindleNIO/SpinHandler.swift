@@ -53,10 +53,19 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     public typealias OutboundIn = Never
     public typealias OutboundOut = OutboundOut
 
-    // `@usableFromInline` and the `@inlinable` methods below: the handler
-    // is generic and lives in another module than its user, so without them
-    // its per-message code runs unspecialized (metadata lookups and dynamic
-    // casts for `NIOAny`).
+    // The handler is generic and lives in another module than its user,
+    // and the pipeline calls it through its protocol witnesses, which are
+    // this module's unspecialized code: per message, that costs metadata
+    // lookups, value-witness calls and a dynamic cast for `NIOAny`. So the
+    // per-message and per-state paths are reached through two closures
+    // that the `@inlinable` init builds in the caller's module, where the
+    // types are known: they run specialized. (Neither captures anything:
+    // they cost the handler no allocation.)
+    /// Reads one message: `read(_:)`, specialized.
+    @usableFromInline let readMessage: (SpinHandler, NIOAny) -> Void
+    /// The writer feedback's effect for a channel's side, specialized.
+    @usableFromInline let makeWriter: (ChannelSide<State, Event, OutboundOut>, @escaping @Sendable (State) -> [OutboundOut])
+        -> @Sendable (State) -> Void
     @usableFromInline let spin: Spin<State, Event>
     @usableFromInline let event: (InboundIn) -> Event?
     @usableFromInline let replies: @Sendable (State) -> [OutboundOut]
@@ -78,6 +87,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     ///   - event: the loop's event for a decoded message; nil ignores it.
     ///   - replies: the messages to write for a new state, in order (empty:
     ///     nothing). Called on the event loop, once per state.
+    @inlinable
     public init(
         spin: Spin<State, Event>,
         options: SpinOptions = SpinOptions(),
@@ -88,14 +98,17 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         self.options = options
         self.event = event
         self.replies = replies
+        readMessage = { handler, data in handler.read(data) }
+        makeWriter = { side, replies in
+            let bound = NIOLoopBound(side, eventLoop: side.eventLoop)
+            return { state in bound.value.reduced(replies(state)) }
+        }
     }
 
-    @inlinable
     public func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { start(context: context) }
     }
 
-    @inlinable
     public func channelActive(context: ChannelHandlerContext) {
         start(context: context)
         context.fireChannelActive()
@@ -109,11 +122,17 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
 
     public func handlerRemoved(context: ChannelHandlerContext) {
         side?.requestStop()
+        side?.context = nil
     }
 
-    @inlinable
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let side, let loop = startedLoop, let event = event(unwrapInboundIn(data)) else { return }
+        readMessage(self, data)
+    }
+
+    /// `channelRead`'s work: reached through `readMessage`, specialized.
+    @inlinable
+    func read(_ data: NIOAny) {
+        guard let side, let loop = startedLoop, let event = event(Self.unwrapInboundIn(data)) else { return }
         // The emit runs the loop here when it is idle (the inline fast
         // path): its replies are written now, and flushed once the read
         // is complete.
@@ -147,22 +166,17 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         context.fireChannelWritabilityChanged()
     }
 
-    /// Starts the loop once, with the writer feedbacks bound to `context`.
-    @inlinable
+    /// Starts the loop once, with the writer feedback bound to `context`.
     func start(context: ChannelHandlerContext) {
         guard startedLoop == nil else { return }
         let blocking = if case .bounded(_, .block) = options.queue { true } else { false }
         let side = ChannelSide<State, Event, OutboundOut>(context: context, emitsWithoutWaiting: blocking)
-        let bound = NIOLoopBound(side, eventLoop: context.eventLoop)
-        let replies = self.replies
         var options = self.options
         options.executor = EventLoopExecutors.executor(of: context.eventLoop)
         // One feedback (each costs its loop memory, per connection): every
         // state, in order, written as it is reduced.
         let loop = spin.start(options: options, adding: [
-            Feedback(effect: { (state: State) in
-                bound.value.reduced(replies(state))
-            })
+            Feedback(effect: makeWriter(side, replies))
         ])
         side.loop = loop
         self.side = side
@@ -170,14 +184,18 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 }
 
-/// What a channel's handler and its loop's writer feedbacks share: on the
-/// channel's event loop only (the feedbacks hold it in a `NIOLoopBound`).
-/// The context and the loop are held weakly: the loop's feedbacks hold this
-/// object, and the context holds the handler that holds the loop.
+/// What a channel's handler and its loop's writer feedback share: on the
+/// channel's event loop only (the feedback holds it in a `NIOLoopBound`).
+/// The context and the loop are held strongly, as NIO handlers hold their
+/// context, and let go explicitly (a weak reference costs each connection
+/// a side table, and each use a weak load): the context in the handler's
+/// `handlerRemoved`, which NIO calls for every handler of a closed channel;
+/// the loop once its stop is requested. Until then they and the loop's
+/// feedback, which holds this object, keep each other alive.
 @usableFromInline
 final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
-    @usableFromInline weak var context: ChannelHandlerContext?
-    @usableFromInline weak var loop: SpinLoop<State, Event>?
+    @usableFromInline var context: ChannelHandlerContext?
+    @usableFromInline var loop: SpinLoop<State, Event>?
     /// The loop's queue is bounded with `.block`: emits must not wait (the
     /// loop runs on this event loop).
     @usableFromInline let emitsWithoutWaiting: Bool
@@ -188,7 +206,12 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     @usableFromInline var readPending = false
     /// Messages read while the loop's `.block` queue was full, oldest
     /// first: emitted, in order, before any message read after them.
-    @usableFromInline var held: [Event] = []
+    @usableFromInline var held: [Event] = [] {
+        didSet { holding = !held.isEmpty }
+    }
+    /// `!held.isEmpty`, kept apart: `read(context:)` asks it per read, from
+    /// unspecialized code, where asking an `[Event]` costs metadata lookups.
+    @usableFromInline var holding = false
     /// Inside the handler's `channelRead`: a slice run there (inline)
     /// leaves its flush to `channelReadComplete`, one per read.
     @usableFromInline var reading = false
@@ -212,7 +235,7 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     /// no message waits for room in the loop's queue.
     @inlinable
     var mayRead: Bool {
-        held.isEmpty && (context?.channel.isWritable ?? true)
+        !holding && (context?.channel.isWritable ?? true)
     }
 
     /// Hands a decoded message to the loop, or holds it (see `held`).
@@ -280,6 +303,7 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
         guard held.isEmpty else { return }
         if stopWhenDelivered {
             loop.requestStop()
+            self.loop = nil
         } else {
             readIfPending()
         }
@@ -291,6 +315,7 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     func requestStop() {
         if held.isEmpty {
             loop?.requestStop()
+            loop = nil
         } else {
             stopWhenDelivered = true
         }
@@ -325,37 +350,48 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     }
 }
 
-/// The loop executor of an event loop, one per event loop: every handler's
-/// loop on that event loop runs on it (an executor of its own would cost
-/// each connection an object and two closures).
+/// The loop executor of an event loop, one per event loop while it has
+/// loops: every handler's loop on that event loop runs on it (an executor
+/// of its own would cost each connection an object and two closures).
 @usableFromInline
 enum EventLoopExecutors {
-    /// The last event loop's executor made on this thread (an event loop
-    /// runs on one thread: its handlers find it here).
-    private final class Cached: Sendable {
-        let eventLoop: any EventLoop
-        let executor: SpinExecutor
+    /// The last executor made on this thread, held weakly: the loops that
+    /// run on it keep it (and its event loop) alive, never this thread's
+    /// value, which is released when the thread exits (inside its key
+    /// destructors, where releasing an event loop is not safe). An event
+    /// loop runs on one thread: its handlers find its executor here.
+    private final class Cached {
+        let eventLoop: ObjectIdentifier
+        weak var executor: AnyObject?
 
-        init(_ eventLoop: any EventLoop) {
+        init(eventLoop: ObjectIdentifier, executor: AnyObject?) {
             self.eventLoop = eventLoop
-            // One `execute` per scheduling: the event loop's own task
-            // queue, cheaper than a task switching to its `executor`. An
-            // emit on the event loop outside a slice (`channelRead`) runs
-            // the loop at once: the inline fast path.
-            executor = .enqueuing(name: "event loop", isCurrent: { eventLoop.inEventLoop }) {
-                eventLoop.execute($0)
-            }
+            self.executor = executor
         }
     }
 
-    private static let perThread = ThreadSpecificVariable<Cached>()
+    // nonisolated(unsafe): a thread-specific variable, whose value each
+    // thread only reads and writes for itself.
+    nonisolated(unsafe) private static let perThread = ThreadSpecificVariable<Cached>()
 
     /// `eventLoop`'s executor. On `eventLoop`.
     @usableFromInline
     static func executor(of eventLoop: any EventLoop) -> SpinExecutor {
-        if let cached = perThread.currentValue, cached.eventLoop === eventLoop { return cached.executor }
-        let made = Cached(eventLoop)
-        perThread.currentValue = made
-        return made.executor
+        let identity = ObjectIdentifier(eventLoop)
+        // Alive, the executor keeps its event loop alive: the identity is
+        // that event loop's, not a later one's at the same address.
+        if let cached = perThread.currentValue, cached.eventLoop == identity,
+           let object = cached.executor, let executor = SpinExecutor(enqueuingObject: object) {
+            return executor
+        }
+        // One `execute` per scheduling: the event loop's own task queue,
+        // cheaper than a task switching to its `executor`. An emit on the
+        // event loop outside a slice (`channelRead`) runs the loop at once:
+        // the inline fast path.
+        let made = SpinExecutor.enqueuing(name: "event loop", isCurrent: { eventLoop.inEventLoop }) {
+            eventLoop.execute($0)
+        }
+        perThread.currentValue = Cached(eventLoop: identity, executor: made.enqueuingObject)
+        return made
     }
 }

@@ -15,14 +15,23 @@ import SpindleTestSupport
     func batchesKeepTheirOrderAndTheirPlaceAmongSingleEmits(executor: ExecutorKind, queue: QueueKind) async throws {
         try await executor.withExecutor { executor in
             let loop = Self.appending().start(options: SpinOptions(executor: executor, queue: queue))
-            loop.emit(0)
-            #expect(loop.emit(contentsOf: Array(1...100)) == EmitBatchResult(accepted: 100, dropped: 0, stopped: 0))
-            loop.emit(101)
-            // Larger than one publication run of the lock-free queue (128).
-            #expect(loop.emit(contentsOf: Array(102...600)).accepted == 499)
-            // A sequence without contiguous storage takes the copying path.
-            #expect(loop.emit(contentsOf: stride(from: 601, through: 700, by: 1)).accepted == 100)
-            #expect(loop.emit(contentsOf: [Int]()) == EmitBatchResult(accepted: 0, dropped: 0, stopped: 0))
+            // On a thread of its own: 700 events overfill a 256-slot
+            // `.block` queue, whose emits then wait, and a cooperative
+            // thread must never wait (the suite's other tests need them).
+            let results = await onThread { () -> [EmitBatchResult] in
+                loop.emit(0)
+                let first = loop.emit(contentsOf: Array(1...100))
+                loop.emit(101)
+                // Larger than one publication run of the lock-free queue (128).
+                let large = loop.emit(contentsOf: Array(102...600))
+                // A sequence without contiguous storage takes the copying path.
+                let copied = loop.emit(contentsOf: stride(from: 601, through: 700, by: 1))
+                return [first, large, copied, loop.emit(contentsOf: [Int]())]
+            }
+            #expect(results[0] == EmitBatchResult(accepted: 100, dropped: 0, stopped: 0))
+            #expect(results[1].accepted == 499)
+            #expect(results[2].accepted == 100)
+            #expect(results[3] == EmitBatchResult(accepted: 0, dropped: 0, stopped: 0))
             let report = await loop.stop()
             #expect(report == StopReport(reduced: 701, discarded: 0))
             #expect(loop.state == Array(0...700))

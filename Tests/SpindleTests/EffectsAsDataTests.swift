@@ -95,7 +95,10 @@ extension EffectsAsData {
             let loop = Spin(initialState: Tally()) {
                 Reducer(tallyNext, effects: workRouter)
             }.start(options: SpinOptions(executor: executor, queue: queue))
-            for value in 0..<200 { loop.emit(.request(value)) }
+            // On a thread of its own: with the effects' events, 200 requests
+            // may fill a 256-slot `.block` queue, and a cooperative thread
+            // must never wait.
+            await onThread { for value in 0..<200 { loop.emit(.request(value)) } }
             #expect(await eventually { loop.state.done.count == 200 })
             await loop.stop()
             // One sync route, one producer: the results come back in order.

@@ -28,7 +28,10 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
                 }, on: DispatchQueue(label: "every-state.feedback"))
                 Reducer(counterReducer.reduce)
             }.start(options: SpinOptions(executor: executor, queue: queue))
-            for _ in 0..<5_000 { loop.emit(.increment) }
+            // On a thread of its own: on a full `.block` queue the emit
+            // waits, and a cooperative thread must never wait (the pool has
+            // one per core, and the suite's other tests need them).
+            await onThread { for _ in 0..<5_000 { loop.emit(.increment) } }
             #expect(await eventually { seen.count == 5_001 && queued.count == 5_001 })
             await loop.stop()
             #expect(seen.values == Array(0...5_000))

@@ -33,6 +33,10 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
 
     let kind: Kind
 
+    init(kind: Kind) {
+        self.kind = kind
+    }
+
     /// The process-wide ``ReducerPool/shared`` pool. The default.
     public static var sharedPool: SpinExecutor { SpinExecutor(kind: .pool(.shared)) }
 
@@ -75,6 +79,23 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         _ enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) -> SpinExecutor {
         SpinExecutor(kind: .enqueuing(EnqueuingExecutor(name: name, isCurrent: isCurrent, enqueue: enqueue)))
+    }
+
+    /// The executor object an ``enqueuing(name:isCurrent:_:)`` value holds
+    /// (nil for the other kinds), for a cache that must not keep it alive:
+    /// SpindleNIO keeps its event loops' executors weakly, so that no
+    /// thread-local value owns an event loop (one released as its thread
+    /// exits would run NIO and Dispatch teardown inside the thread's
+    /// key destructors).
+    package var enqueuingObject: AnyObject? {
+        if case .enqueuing(let executor) = kind { executor } else { nil }
+    }
+
+    /// The ``enqueuing(name:isCurrent:_:)`` value that holds `object`
+    /// (from ``enqueuingObject``), or nil.
+    package init?(enqueuingObject object: AnyObject) {
+        guard let executor = object as? EnqueuingExecutor else { return nil }
+        self.init(kind: .enqueuing(executor))
     }
 
     /// Isolated to the main actor: ``actor(_:)`` with `MainActor.shared`.

@@ -4,16 +4,18 @@ internal import CSpindle
 /// with pooled nodes that carry each `Event` inline (no allocation per event
 /// in steady state).
 ///
-/// Not generic: allocating an instance of a generic class asks the runtime
-/// for its metadata (a hash-table lookup), once per loop started. The event
-/// type is a parameter of each method instead; every call for one queue must
-/// name the type its `init` was given, and the owner must empty the queue
-/// (`discardAll`) before releasing it.
+/// Not generic: the event type is a parameter of each method instead; every
+/// call for one queue must name the type its `init` was given.
+///
+/// A handle, not an object: the owner (its loop) empties the queue
+/// (`discardAll`) and then `destroy`s it, once, when it is done with it. An
+/// object would cost each loop an allocation of its own, which a server
+/// with a loop per connection pays per connection.
 ///
 /// Thread safety: `tryEnqueue` from any thread (wait-free, except when the
-/// node pool grows); `drain`, `isEmpty`, `discardAll` and `deinit` on the
+/// node pool grows); `drain`, `isEmpty`, `discardAll` and `destroy` on the
 /// consumer only.
-final class LockFreeQueue: Sendable {
+struct LockFreeQueue: Sendable {
     // The C queue follows the concurrency table in CSpindle.h: producers may
     // call acquire/enqueue concurrently, only the reducer thread consumes.
     nonisolated(unsafe) private let raw: OpaquePointer
@@ -30,7 +32,9 @@ final class LockFreeQueue: Sendable {
         self.raw = raw
     }
 
-    deinit {
+    /// Frees the queue: once, by its owner, after `discardAll`, with no
+    /// producer left (the loop is gone).
+    func destroy() {
         spindle_wfq_flush_consumer(raw)
         spindle_wfq_destroy(raw)
     }

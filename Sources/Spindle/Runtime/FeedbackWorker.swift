@@ -58,7 +58,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     let index: Int
-    let feedback: Feedback<State, Event>
+    /// The feedback itself, for what a sync effect called inline never
+    /// needs: an async, stream or pipe run, a gear's attach, the strategy.
+    /// Boxed, and nil for such a worker (the default placement): 112 bytes
+    /// less per worker, which a loop per connection pays per connection.
+    private let kept: KeptFeedback<State, Event>?
+    private var feedback: Feedback<State, Event> { kept!.feedback }
     /// Whether the feedback takes only the latest state
     /// (`StateDelivery.latestState`): its mailbox keeps at most one state,
     /// or, inline, it runs once per batch.
@@ -132,13 +137,13 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var nextSyncRunID: UInt64 = 0
         /// The next inline worker of the loop, in declaration order. Set by
         /// the loop's start before its first slice (which the start's
-        /// scheduling publishes to the runner), then read by the runner.
+        /// scheduling publishes to the runner), then read by the runner, and
+        /// cut by the loop's finish as it stops the chain.
         var nextInline: FeedbackWorker?
     }
 
     init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
         self.index = index
-        self.feedback = feedback
         self.takesLatestOnly = feedback.delivery == .latestState
         self.queue = feedback.runsOnReducerThread ? nil : feedback.queue
         self.core = core
@@ -150,8 +155,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             syncEffect = nil
         }
         if queue == nil, syncEffect != nil {
-            (mailboxLock, runsLock, stoppingFlag) = (nil, nil, nil)
+            (kept, mailboxLock, runsLock, stoppingFlag) = (nil, nil, nil, nil)
         } else {
+            kept = KeptFeedback(feedback)
             (mailboxLock, runsLock, stoppingFlag) = (Lock(Mailbox()), Lock(Runs()), ManagedAtomic(false))
         }
         if queue == nil, let writingInto = feedback.syncEffectWritingInto {
@@ -603,5 +609,14 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
         reports?.drain()
         return outcome
+    }
+}
+
+/// A feedback kept by its worker (see `FeedbackWorker.kept`).
+final class KeptFeedback<State: Sendable, Event: Sendable>: Sendable {
+    let feedback: Feedback<State, Event>
+
+    init(_ feedback: Feedback<State, Event>) {
+        self.feedback = feedback
     }
 }

@@ -246,17 +246,37 @@ extension LoopCore {
         let report = StopReport(reduced: reducedCount, discarded: discardedCount)
         let finalState = state
         let completing = Countdown(1) { [self] in complete(with: report, finalState: finalState) }
-        if let workers {
-            for worker in workers.queued + workers.inline + workers.attached {
-                completing.add()
-                worker.stop(whenDrained: completing.done)
+        for worker in workers?.queued ?? [] {
+            completing.add()
+            worker.stop(whenDrained: completing.done)
+        }
+        // The inline workers, from their two chains (each in declaration
+        // order), merged back into declaration order; each link is cut as
+        // it is passed, so the chain is released worker by worker.
+        var every = firstInlineWorker
+        var latest = firstLatestInlineWorker
+        firstInlineWorker = nil
+        firstLatestInlineWorker = nil
+        while every != nil || latest != nil {
+            let worker: FeedbackWorker<State, Event>
+            if let next = every, latest.map({ next.index < $0.index }) ?? true {
+                worker = next
+                every = next.runnerOwned.nextInline
+            } else {
+                worker = latest!
+                latest = worker.runnerOwned.nextInline
             }
+            worker.runnerOwned.nextInline = nil
+            completing.add()
+            worker.stop(whenDrained: completing.done)
+        }
+        for worker in workers?.attached ?? [] {
+            completing.add()
+            worker.stop(whenDrained: completing.done)
         }
         // Break the worker -> core cycles; runs still finishing keep their
         // worker (and so this core) alive only until they return.
         workers = nil
-        firstInlineWorker = nil
-        firstLatestInlineWorker = nil
         batchStates.removeAll()
         hasQueuedWorkers = false
         hasEveryStateQueuedWorkers = false

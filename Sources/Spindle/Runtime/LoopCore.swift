@@ -41,7 +41,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`. Unwrapped with `!` (a branch), not
     // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
-    let queueTag: QueueTag
     let lockFreeQueue: LockFreeQueue?
     /// The lanes the runner reads (default queue only; see
     /// LoopCore+Lanes.swift): changed by the runner, scanned by any thread
@@ -104,18 +103,15 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     @exclusivity(unchecked) var reentrant = RawFIFO<Event>()
     @exclusivity(unchecked) var reducedCount = 0
     @exclusivity(unchecked) var discardedCount = 0
-    /// Whether the first slice (the initial state's delivery) has run.
-    @exclusivity(unchecked) var started = false
-    /// Whether the current batch collects each state (for feedbacks or observers).
-    @exclusivity(unchecked) var collecting = false
     /// Where waiting `states` observers start in this batch: they get
     /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
     /// -1: no observer waiting.
     @exclusivity(unchecked) var observerBaseIndex = -1
     @exclusivity(unchecked) var observerBaseState: State
-    /// The feedback workers by placement; nil for a loop without feedbacks
-    /// (three empty arrays of a generic element type would cost this
-    /// unspecialized code metadata lookups at every start).
+    /// The queued and attached feedback workers; nil for a loop with
+    /// neither (empty arrays of a generic element type would cost this
+    /// unspecialized code metadata lookups at every start). The inline ones
+    /// are held by their chains (`firstInlineWorker`, `firstLatestInlineWorker`).
     var workers: LoopWorkers<State, Event>?
     /// The inline workers again, linked through `FeedbackWorker.runnerOwned.nextInline`
     /// (set at start): the per-reduction walk follows class references,
@@ -126,6 +122,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// (`StateDelivery.latestState`), linked the same way: they run once per
     /// batch, in `publish`, not after each reduction.
     @exclusivity(unchecked) var firstLatestInlineWorker: FeedbackWorker<State, Event>?
+    // The one-byte fields together, here: apart, each cost a word of
+    // padding, and the core's size decides its allocation's size class.
+    /// Which of the queues below is the loop's (see them).
+    let queueTag: QueueTag
+    /// Whether the first slice (the initial state's delivery) has run.
+    @exclusivity(unchecked) var started = false
+    /// Whether the current batch collects each state (for feedbacks or observers).
+    @exclusivity(unchecked) var collecting = false
     @exclusivity(unchecked) var hasQueuedWorkers = false
     /// Whether a queued worker takes every state (the batch's states must
     /// then be collected); queued workers that take the latest get `state`.
@@ -178,6 +182,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // A marker still queued: its lane's thread frees it (ORPHANED).
         lockFreeQueue?.discardAll(of: Event.self) { _ = spindle_lane_release_loop($0) }
         releaseLanes()
+        // Last, as the released properties would have freed it before.
+        lockFreeQueue?.destroy()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
@@ -229,16 +235,19 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
 
     private func makeWorkers(_ feedbacks: [Feedback<State, Event>]) {
-        let workers = LoopWorkers<State, Event>()
+        // Made only for queued or attached workers: the inline ones (the
+        // default placement) are held by their chains, and a loop per
+        // connection should not pay an object and an array for them.
+        var workers: LoopWorkers<State, Event>?
         var lastInline: FeedbackWorker<State, Event>?
         var lastLatestInline: FeedbackWorker<State, Event>?
         for index in 0..<feedbacks.count {
             let feedback = feedbacks[index]
             let worker = FeedbackWorker(index: index, feedback: feedback, core: self)
             if case .attached = feedback.effect {
-                workers.attached.append(worker)
+                if workers == nil { workers = LoopWorkers() }
+                workers!.attached.append(worker)
             } else if worker.queue == nil {
-                workers.inline.append(worker)
                 if worker.takesLatestOnly {
                     if let lastLatestInline { lastLatestInline.runnerOwned.nextInline = worker } else { firstLatestInlineWorker = worker }
                     lastLatestInline = worker
@@ -247,11 +256,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                     lastInline = worker
                 }
             } else {
-                workers.queued.append(worker)
+                if workers == nil { workers = LoopWorkers() }
+                workers!.queued.append(worker)
                 if !worker.takesLatestOnly { hasEveryStateQueuedWorkers = true }
             }
         }
-        hasQueuedWorkers = !workers.queued.isEmpty
+        hasQueuedWorkers = !(workers?.queued.isEmpty ?? true)
         hasInlineWorkers = firstInlineWorker != nil
         hasLatestInlineWorkers = firstLatestInlineWorker != nil
         self.workers = workers
@@ -736,9 +746,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 final class LoopWorkers<State: Sendable, Event: Sendable> {
     /// Feedbacks with a queue of their own: states are handed over in batches.
     var queued: [FeedbackWorker<State, Event>] = []
-    /// Feedbacks without a queue: they run on the loop's executor, after
-    /// each reduction, in declaration order.
-    var inline: [FeedbackWorker<State, Event>] = []
     /// Gear feedbacks, attached at start.
     var attached: [FeedbackWorker<State, Event>] = []
 }

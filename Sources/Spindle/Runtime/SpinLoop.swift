@@ -22,12 +22,17 @@ public import CSpindle
 /// including concurrently with `stop`.
 public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline let core: LoopCore<State, Event>
+    /// `startError`, boxed: a loop that started (nearly all) carries one
+    /// pointer, not the error's inline storage (a server holds a loop per
+    /// connection). Before `laneKey`, whose last byte then ends the object
+    /// (its size decides its allocation's size class).
+    private let startFailure: StartFailure?
     /// What `emit`'s inlined lane fast path reads of the loop.
     @usableFromInline let laneKey: LaneEmitKey
     /// Why the loop could not start, or nil. A loop that could not start is
     /// stopped from birth: every emit answers ``EmitResult/stopped``, and
     /// ``stop(_:)`` returns at once with nothing reduced.
-    public let startError: SpinExecutorError?
+    public var startError: SpinExecutorError? { startFailure?.error }
 
     /// Starts `spin`, its per-start feedbacks made from `environment`; a
     /// failure to start is kept in `startError` (and logged). `beforeStart`
@@ -46,7 +51,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
             : Self.startUnresolved(spin, options: options, beforeStart: beforeStart)
         core = started.core
         laneKey = started.core.laneEmitKey
-        startError = started.error
+        startFailure = started.error.map(StartFailure.init)
     }
 
     /// Starts a spin with no per-start feedback left to make.
@@ -328,5 +333,14 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// for a stall's report. A snapshot of racing values.
     @_spi(Testing) public var schedulingSnapshot: String {
         "\(core.schedulingState.load(ordering: .sequentiallyConsistent)), queue empty \(core.queueLooksEmpty)"
+    }
+}
+
+/// A loop's failure to start (see `SpinLoop.startError`).
+private final class StartFailure: Sendable {
+    let error: SpinExecutorError
+
+    init(_ error: SpinExecutorError) {
+        self.error = error
     }
 }

@@ -49,12 +49,28 @@ final class StateBox: AtomicReference, @unchecked Sendable {
 ///
 /// Thread safety: `value` from any thread; `publish` on the reducer thread only.
 final class StateSnapshot: Sendable {
-    private let current: ManagedAtomic<StateBox>
+    // The current box, as an atomic held in place: the first stored
+    // property, reached only through `current` (its address, found as
+    // swift-atomics' own `ManagedAtomic` finds its storage). A
+    // `ManagedAtomic` would be an object of its own per loop, which a
+    // server with a loop per connection pays per connection.
+    nonisolated(unsafe) private var currentStorage: StateBox.AtomicRepresentation
     // reducer thread only: the box replaced by the last publish, for reuse.
     nonisolated(unsafe) private var spare: StateBox?
 
+    @inline(__always)
+    private var current: UnsafeAtomic<StateBox> {
+        UnsafeAtomic(at: _getUnsafePointerToStoredProperties(self)
+            .assumingMemoryBound(to: StateBox.AtomicRepresentation.self))
+    }
+
     init<State>(_ initial: State) {
-        current = ManagedAtomic(StateBox(initial))
+        currentStorage = StateBox.AtomicRepresentation(StateBox(initial))
+    }
+
+    deinit {
+        _ = _getUnsafePointerToStoredProperties(self)
+            .assumingMemoryBound(to: StateBox.AtomicRepresentation.self).pointee.dispose()
     }
 
     /// The latest published state. Any thread.
