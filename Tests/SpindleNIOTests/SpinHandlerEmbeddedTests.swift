@@ -55,16 +55,16 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
     }
 
     @Test func eachStateIsRepliedToInOrderAndTheInitialStateIsNot() async throws {
-        let (channel, _, _) = try await makeChannel()
+        let (channel, _, bound) = try await makeChannel()
         // No reply for the initial state: nothing was asked.
         #expect(try await channel.readOutbound(as: Int.self) == nil)
         for number in 1...5 { try await channel.writeInbound(number) }
         #expect(try await replies(5, from: channel) == [1, 3, 6, 10, 15])
-        _ = try? await channel.finish()
+        _ = try await closeAndStop(channel, bound)
     }
 
     @Test func readsAreHeldWhileTheChannelIsNotWritableAndResumeWhenItIs() async throws {
-        let (channel, counter, _) = try await makeChannel()
+        let (channel, counter, bound) = try await makeChannel()
         let readsBefore = counter.reads.count
         channel.isWritable = false
         try await channel.testingEventLoop.executeInContext {
@@ -85,12 +85,13 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         // And later reads pass straight through.
         try await channel.testingEventLoop.executeInContext { channel.read() }
         #expect(counter.reads.count == readsBefore + 2)
-        _ = try? await channel.finish()
+        _ = try await closeAndStop(channel, bound)
     }
 
     /// Closes the channel and runs its event loop until the handler has
     /// stopped its loop (the handler asks for the stop itself); returns the
-    /// stop's report.
+    /// stop's report. Every test ends with it: a channel never closed keeps
+    /// its handler's loop, as any NIO channel keeps its handlers.
     func closeAndStop(
         _ channel: NIOAsyncTestingChannel, _ bound: NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>
     ) async throws -> (StopReport, SpinLoop<SumState, Int>) {
@@ -127,7 +128,7 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
     }
 
     @Test func aFullBlockQueueHoldsMessagesInOrderAndStopsReadingWithoutBlockingTheEventLoop() async throws {
-        let (channel, counter, _) = try await makeChannel(options: blockingOptions)
+        let (channel, counter, bound) = try await makeChannel(options: blockingOptions)
         // The loop runs on this event loop, which does not run while the
         // messages are read: an emit that waited for room would never return.
         for number in 1...10 { try await channel.writeInbound(number) }
@@ -136,6 +137,7 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         #expect(counter.reads.count == readsBefore, "no read while messages are held")
         #expect(try await replies(10, from: channel) == (1...10).map { $0 * ($0 + 1) / 2 })
         #expect(counter.reads.count == readsBefore + 1, "the held-back read goes on once every message is in the loop")
+        _ = try await closeAndStop(channel, bound)
     }
 
     @Test func messagesHeldForAFullQueueAreReducedWhenTheChannelCloses() async throws {
