@@ -3,7 +3,9 @@
 #   scripts/soak.sh [seconds]        (default 60; CI runs 60)
 # Builds the `soak` executable in release and runs it: 1,000 loops with
 # inline, async (both strategies) and queued feedbacks, gears and observers;
-# producer threads; loops stopped and replaced all along. It fails unless
+# producer threads, paced, that wait while the loops owe more than a bound
+# (so a loaded machine slows the workload rather than piling it up); loops
+# stopped and replaced all along. It fails unless
 # every stopped loop's books balance (per-producer order, accepted =
 # reduced, every echo accounted for), RSS after warm-up stays within 5 %,
 # and every live object is freed at the end.

@@ -9,11 +9,16 @@ import Synchronization
 /// 1,000 loops, each with an inline feedback, async effects under both
 /// execution strategies, a renderer on a dispatch queue (every state or
 /// conflated), a gear shared with other loops (both ways) and an observer;
-/// producer threads emit numbered items to random loops at a paced rate;
+/// producer threads emit numbered items to random loops at a paced rate,
+/// waiting while the loops owe too much (a machine slower than the rate
+/// would otherwise pile work into queues and mailboxes, and the RSS check
+/// would measure the overload);
 /// loops are stopped and replaced all along (start/stop churn). Checked:
 /// every stopped loop's books (per-producer order, accepted = reduced, every
 /// echo an effect or gear sent reduced or accounted for as discarded or
-/// refused, the observer saw every reduction); RSS after warm-up flat within
+/// refused, the observer saw every reduction); nothing owed at the end
+/// (every item reduced, every state of an every-state renderer rendered
+/// or dropped by its loop's stop); RSS after warm-up flat within
 /// `--max-rss-growth` percent; live objects back to zero at the end.
 @main
 struct SoakCommand: AsyncParsableCommand {
@@ -131,6 +136,12 @@ struct SoakCommand: AsyncParsableCommand {
         var failures = await retirements.waitForAll()
 
         print("soak: \(coverage.description)")
+        print(String(format: "soak: producers waited %.1f s (all producers together) for the loops to catch up",
+                     Double(world.backlog.waited.current) / 1e6))
+        // Every item reduced, and every state of an every-state renderer's
+        // loop rendered: nothing owed once every loop has stopped.
+        let owed = (world.backlog.items.current, world.backlog.renders.current)
+        if owed != (0, 0) { failures.append("owed after every loop stopped: \(owed.0) items, \(owed.1) renders") }
         let attached = world.gears.map(\.attachedCount).reduce(0, +)
         if attached != 0 { failures.append("\(attached) loops still attached to gears after every loop stopped") }
         return (samples, failures, (world.acceptedTotal.current, world.reducedTotal.current, retired), elapsed)
@@ -166,6 +177,8 @@ final class SoakRetirements: Sendable {
             }
         }
     }
+
+    var running: Int { state.withLock { $0.running } }
 
     /// Waits until every retirement begun has ended; returns their findings.
     func waitForAll() async -> [String] {

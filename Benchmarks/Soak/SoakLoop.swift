@@ -25,14 +25,27 @@ final class SoakLoop: Sendable {
     let observed = SoakCount()
     /// Producers between picking this loop and recording the emit's answer.
     let inFlight = SoakCount()
+    /// Reduced states its every-state renderer has not rendered yet (its
+    /// share of `SoakBacklog.renders`; a stop drops the ones still queued).
+    let rendersOwed = SoakCount()
+    private let backlog: SoakBacklog
 
     init(generation: Int, producers: Int, gear: Gear<SoakPulse>, renderQueue: DispatchQueue,
-         conflatedRendering: Bool, reducedTotal: SoakCount) {
+         conflatedRendering: Bool, reducedTotal: SoakCount, backlog: SoakBacklog) {
         self.generation = generation
         accepted = (0..<producers).map { _ in SoakCount() }
+        self.backlog = backlog
         let produced = produced
         let observed = observed
-        let render = Feedback<SoakState, SoakEvent>(effect: { (_: SoakState) in }, on: renderQueue)
+        let rendersOwed = rendersOwed
+        // An every-state renderer pays back the render its loop's observer
+        // counted for each reduced state (the initial state was never owed).
+        let render = Feedback<SoakState, SoakEvent>(effect: { (state: SoakState) in
+            if !conflatedRendering, state.items != 0 || state.echoes != 0 {
+                rendersOwed.add(-1)
+                backlog.renders.add(-1)
+            }
+        }, on: renderQueue)
         let spin = Spin<SoakState, SoakEvent>(initialState: SoakState()) {
             // On the loop's executor, every state.
             Feedback<SoakState, SoakEvent>(effect: { (state: SoakState) -> SoakEvent? in
@@ -72,7 +85,16 @@ final class SoakLoop: Sendable {
             })
             Reducer(SoakState.reduce)
         }
-        loop = spin.observed(by: SoakObserver(observed: observed, reducedTotal: reducedTotal)).start()
+        loop = spin.observed(by: SoakObserver(
+            observed: observed, reducedTotal: reducedTotal, backlog: backlog,
+            rendersOwed: conflatedRendering ? nil : rendersOwed)).start()
+    }
+
+    /// Once the loop has stopped: what its renderer will never render (its
+    /// stop dropped the states still queued) is no longer owed.
+    func forgiveUnrenderedStates() {
+        backlog.renders.add(-rendersOwed.current)
+        rendersOwed.set(0)
     }
 
     /// The books of a stopped loop whose producers have all moved on: nil
@@ -107,13 +129,22 @@ final class SoakLoop: Sendable {
     }
 }
 
-/// Counts reductions, per loop and in all.
+/// Counts reductions, per loop and in all, and what they pay back or owe
+/// (see `SoakBacklog`).
 struct SoakObserver: SpinObserver {
     let observed: SoakCount
     let reducedTotal: SoakCount
+    let backlog: SoakBacklog
+    /// The loop's owed renders, for an every-state renderer's loop.
+    let rendersOwed: SoakCount?
 
     func eventReduced(_ event: SoakEvent, newState: SoakState, reduction: Int) {
         observed.add()
         reducedTotal.add()
+        if case .item = event { backlog.items.add(-1) }
+        if let rendersOwed {
+            rendersOwed.add()
+            backlog.renders.add()
+        }
     }
 }

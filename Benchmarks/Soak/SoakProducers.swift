@@ -3,8 +3,9 @@ import Spindle
 import Synchronization
 
 /// The soak's producer threads: each emits numbered items to random loops,
-/// paced to its share of the rate in 1 ms slots (a backlog that outgrew the
-/// pool would measure overload, not leaks).
+/// paced to its share of the rate in 1 ms slots, and waits while the loops
+/// owe too much (`SoakBacklog`): a backlog that outgrew the machine would
+/// measure overload, not leaks.
 final class SoakProducers: Sendable {
     private let world: SoakWorld
     private let producers: Int
@@ -47,6 +48,7 @@ final class SoakProducers: Sendable {
                 case .accepted:
                     target.accepted[producer].set(Int(sequence))
                     world.acceptedTotal.add()
+                    world.backlog.items.add()
                 case .stopped:
                     target.rejected.add()
                 case .dropped:
@@ -60,6 +62,16 @@ final class SoakProducers: Sendable {
             // rather than burst to catch up.
             if now - slot > .milliseconds(100) { slot = now }
             if slot > now { usleep(UInt32((slot - now) / .microseconds(1))) }
+            waitForTheLoops()
         }
+    }
+
+    /// Waits while the loops owe more than `SoakBacklog`'s limits.
+    private func waitForTheLoops() {
+        let backlog = world.backlog
+        guard backlog.isOverLimit else { return }
+        let started = ContinuousClock.now
+        while backlog.isOverLimit, running.load(ordering: .acquiring) { usleep(200) }
+        backlog.waited.add(Int((ContinuousClock.now - started) / .microseconds(1)))
     }
 }

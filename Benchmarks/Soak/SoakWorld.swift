@@ -18,6 +18,7 @@ final class SoakWorld: Sendable {
     let renderQueues: [DispatchQueue]
     let acceptedTotal = SoakCount()
     let reducedTotal: SoakCount
+    let backlog: SoakBacklog
     private let generations: SoakCount
 
     init(loops: Int, producers: Int) {
@@ -25,32 +26,34 @@ final class SoakWorld: Sendable {
         let gears = (0..<Self.gears).map { _ in Gear<SoakPulse>() }
         let renderQueues = (0..<Self.gears).map { DispatchQueue(label: "soak.render.\($0)") }
         let reducedTotal = SoakCount()
+        let backlog = SoakBacklog()
         let generations = SoakCount()
         self.gears = gears
         self.renderQueues = renderQueues
         self.reducedTotal = reducedTotal
+        self.backlog = backlog
         self.generations = generations
         slots = (0..<loops).map { _ in
             SoakSlot(Self.makeLoop(producers: producers, gears: gears, renderQueues: renderQueues,
-                                   reducedTotal: reducedTotal, generations: generations))
+                                   reducedTotal: reducedTotal, backlog: backlog, generations: generations))
         }
     }
 
     private func makeLoop() -> SoakLoop {
         Self.makeLoop(producers: producers, gears: gears, renderQueues: renderQueues,
-                      reducedTotal: reducedTotal, generations: generations)
+                      reducedTotal: reducedTotal, backlog: backlog, generations: generations)
     }
 
     private static func makeLoop(
         producers: Int, gears: [Gear<SoakPulse>], renderQueues: [DispatchQueue],
-        reducedTotal: SoakCount, generations: SoakCount
+        reducedTotal: SoakCount, backlog: SoakBacklog, generations: SoakCount
     ) -> SoakLoop {
         generations.add()
         let generation = generations.current
         return SoakLoop(
             generation: generation, producers: producers, gear: gears[generation % gears.count],
             renderQueue: renderQueues[generation % renderQueues.count],
-            conflatedRendering: generation % 2 == 0, reducedTotal: reducedTotal)
+            conflatedRendering: generation % 2 == 0, reducedTotal: reducedTotal, backlog: backlog)
     }
 
     /// The loop at `slot`, counted in flight until the caller calls `done()` on it.
@@ -77,6 +80,7 @@ final class SoakWorld: Sendable {
     /// - Returns: what did not balance (empty when all did).
     static func retire(_ old: SoakLoop, into coverage: SoakCoverage) async -> [String] {
         await old.loop.stop()
+        old.forgiveUnrenderedStates()
         // Producers that picked it before the replacement finish their emit
         // (answered .stopped at worst); tasks cancelled by the stop and gear
         // deliveries already under way still hand their echoes to the
@@ -92,6 +96,26 @@ final class SoakWorld: Sendable {
         coverage.count(old)
         return imbalance.map { ["loop \(old.generation): \($0)"] } ?? []
     }
+}
+
+/// What the loops owe, all together: items accepted and not yet reduced,
+/// and states of every-state renderers' loops reduced and not yet rendered.
+/// The producers pace on it: on a machine slower than the offered rate (a
+/// loaded CI machine), the work would pile up in queues and mailboxes, as
+/// their contract says it must (nothing is dropped), and the RSS check
+/// would measure overload rather than leaks.
+final class SoakBacklog: Sendable {
+    /// Most items owed before the producers wait (50 ms at the default rate).
+    static let itemLimit = 10_000
+    /// Most renders owed before the producers wait.
+    static let renderLimit = 10_000
+
+    let items = SoakCount()
+    let renders = SoakCount()
+    /// Microseconds the producers waited for the loops, in all.
+    let waited = SoakCount()
+
+    var isOverLimit: Bool { items.current > Self.itemLimit || renders.current > Self.renderLimit }
 }
 
 /// How much of each path the checked loops took, summed: a soak whose
