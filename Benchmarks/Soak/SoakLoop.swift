@@ -85,9 +85,13 @@ final class SoakLoop: Sendable {
             })
             Reducer(SoakState.reduce)
         }
-        loop = spin.observed(by: SoakObserver(
-            observed: observed, reducedTotal: reducedTotal, backlog: backlog,
-            rendersOwed: conflatedRendering ? nil : rendersOwed)).start()
+        do {
+            loop = try spin.observed(by: SoakObserver(
+                observed: observed, reducedTotal: reducedTotal, backlog: backlog,
+                rendersOwed: conflatedRendering ? nil : rendersOwed)).start()
+        } catch {
+            fatalError("soak: a loop could not start: \(error)")
+        }
     }
 
     /// Once the loop has stopped: what its renderer will never render (its

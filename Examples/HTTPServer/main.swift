@@ -131,9 +131,16 @@ final class PoolHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let outbox = Outbox(context: NIOLoopBound(context, eventLoop: context.eventLoop))
-        loop = connectionSpin
-            .addingReplyFeedbacks(outbox)
-            .start()
+        do {
+            loop = try connectionSpin
+                .addingReplyFeedbacks(outbox)
+                .start()
+        } catch {
+            // The pool would not take the loop: this connection cannot be served.
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
+        }
         context.fireChannelActive()
     }
 

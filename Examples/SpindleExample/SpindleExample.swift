@@ -18,15 +18,15 @@ import Spindle
 
 @main
 struct SpindleExample {
-    static func main() async {
+    static func main() async throws {
         _ = Console.start  // the output's clock starts now
         let api = CatalogAPI(latency: .milliseconds(400), pageSize: 3)
         let gear = Gear<SessionNews>()
 
         // Start the listener first: a gear delivers only to loops attached
         // at that moment.
-        let catalog = makeCatalogSpin(api: api, gear: gear).start()
-        let session = makeSessionSpin(gear: gear).start()
+        let catalog = try makeCatalogSpin(api: api, gear: gear).start()
+        let session = try makeSessionSpin(gear: gear).start()
 
         // Give both loops a moment to render their initial state.
         try? await Task.sleep(for: .milliseconds(50))

@@ -67,7 +67,7 @@ let balancing = Feedback<Levels, LevelsEvent>(streamEffect: { states in
 // snippet.end
 // snippet.hide
 do {
-    let loop = Spin(initialState: Levels(left: 0, right: 10)) {
+    let loop = try Spin(initialState: Levels(left: 0, right: 10)) {
         balancing
         Reducer(levelsReducer)
     }.start()
@@ -151,7 +151,7 @@ do {
 precondition(loops.values.first?.isStopped == true, "run: the loop stopped")
 
 // states(): the latest state, never more than one behind.
-let loop = spin.start()
+let loop = try spin.start()
 let rendered = Recorded<Levels>()
 func render(_ state: Levels) { rendered.append(state) }
 // snippet.show

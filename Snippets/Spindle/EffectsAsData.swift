@@ -85,7 +85,7 @@ let searchSpin = Spin(initialState: Search()) {
     Reducer(searchNext, effects: searchRouter)
 }
 
-let search = searchSpin.start()
+let search = try searchSpin.start()
 search.emit(.typed("swift"))
 for await state in search.states() where state.saves == 1 { break }
 await search.stop()
@@ -167,7 +167,7 @@ let options = SpinOptions(onEffectError: { error in
 // snippet.end
 
 // snippet.hide
-let loop = Spin(initialState: Search()) {
+let loop = try Spin(initialState: Search()) {
     Feedback(effect: { (state: Search) -> SearchEvent? in state.unsaved ? .save : nil })
     Reducer(searchNext, effects: router)
 }.start(options: options)

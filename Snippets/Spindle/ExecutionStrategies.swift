@@ -59,7 +59,7 @@ let latestOnly = Spin(initialState: Search()) {
     Reducer(searchReducer)
 }
 
-let loop = latestOnly.start()
+let loop = try latestOnly.start()
 loop.emit(.typed("a"))
 loop.emit(.typed("ab"))  // cancels the run for "a": its answer is never reduced
 
@@ -89,7 +89,7 @@ let everyAnswer = Spin(initialState: Search()) {
     Reducer(searchReducer)
 }
 
-let loop = everyAnswer.start()
+let loop = try everyAnswer.start()
 loop.emit(.typed("a"))
 loop.emit(.typed("ab"))  // the run for "a" goes on
 
@@ -136,7 +136,7 @@ let everyRunCounts = Feedback(effect: slowLeft, applying: .continueOnNewState)
 // snippet.end
 // snippet.hide
 do {
-    let loop = Spin(initialState: Levels(left: 0, right: 5)) {
+    let loop = try Spin(initialState: Levels(left: 0, right: 5)) {
         everyRunCounts
         Reducer(levelsReducer)
     }.start()

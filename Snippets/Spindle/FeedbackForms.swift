@@ -44,8 +44,8 @@ func levelsLoop(
     from initial: Levels = Levels(left: 0, right: 10),
     options: SpinOptions = SpinOptions(),
     _ feedbacks: Feedback<Levels, LevelsEvent>...
-) -> SpinLoop<Levels, LevelsEvent> {
-    Spin(initialState: initial, feedbacks: feedbacks, reducer: Reducer(levelsReducer)).start(options: options)
+) throws -> SpinLoop<Levels, LevelsEvent> {
+    try Spin(initialState: initial, feedbacks: feedbacks, reducer: Reducer(levelsReducer)).start(options: options)
 }
 
 // snippet.show
@@ -57,7 +57,7 @@ let left = Feedback<Levels, LevelsEvent>(effect: { state in
 // snippet.hide
 do {
     // One feedback, one event per state: it stops where the levels meet.
-    let loop = levelsLoop(left)
+    let loop = try levelsLoop(left)
     for await state in loop.states() where state == Levels(left: 10, right: 10) { break }
     let report = await loop.stop()
     precondition(loop.state == Levels(left: 10, right: 10), "sync: \(loop.state)")
@@ -75,7 +75,7 @@ let slow = Feedback(effect: slowLeft)
 // snippet.end
 // snippet.hide
 do {
-    let loop = levelsLoop(slow)
+    let loop = try levelsLoop(slow)
     // Three events of our own: a new state cancels the run in flight, if any.
     for _ in 0..<3 { loop.emit(.increaseLeft) }
     // Each state starts one run. A run with left < right returns
@@ -103,7 +103,7 @@ let spin = Spin(initialState: Levels(left: 0, right: 10)) {
     Feedback(effect: slowRight)
     Reducer(levelsReducer)
 }
-let loop = spin.start(options: SpinOptions(onEffectError: { error in
+let loop = try spin.start(options: SpinOptions(onEffectError: { error in
     print("feedback \(error.feedbackIndex) threw \(error.underlying)")
 }))
 // snippet.end
@@ -138,7 +138,7 @@ let ticking = Feedback(effect: ticker)
 // snippet.end
 // snippet.hide
 do {
-    let loop = levelsLoop(ticking)
+    let loop = try levelsLoop(ticking)
     // The first tick makes a new state, which cancels the first iteration
     // and starts a second one.
     await waitUntil("a tick, and the first run cancelled") {
@@ -154,7 +154,7 @@ let ticksWhileApart = Feedback(effect: ticker, filteredBy: { $0.left < $0.right 
 // snippet.end
 // snippet.hide
 do {
-    let loop = levelsLoop(from: Levels(left: 9, right: 10), ticksWhileApart)
+    let loop = try levelsLoop(from: Levels(left: 9, right: 10), ticksWhileApart)
     // The first tick makes (10, 10): filtered out, so the iteration started
     // for (9, 10) is not cancelled, and its second tick makes (11, 10).
     for await state in loop.states() where state.left >= 11 { break }
@@ -172,7 +172,7 @@ let watchRight = Feedback<Levels, LevelsEvent>(
 // snippet.end
 // snippet.hide
 do {
-    let loop = levelsLoop(watchRight)
+    let loop = try levelsLoop(watchRight)
     for await state in loop.states() where state.right == 5 { break }
     let report = await loop.stop()
     precondition(loop.state == Levels(left: 0, right: 5), "lensed: \(loop.state)")
@@ -199,7 +199,7 @@ let paced = Feedback(effect: pacedLeft, dep1: Limits(maxLeft: 8), dep2: Duration
 // snippet.end
 // snippet.hide
 for feedback in [capped, paced] {
-    let loop = levelsLoop(feedback)
+    let loop = try levelsLoop(feedback)
     for await state in loop.states() where state.left == 8 { break }
     let report = await loop.stop()
     precondition(loop.state == Levels(left: 8, right: 10), "dependencies: \(loop.state)")

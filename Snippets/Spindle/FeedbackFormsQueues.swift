@@ -71,7 +71,7 @@ let spinner = Spinner.initialState(Levels(left: 0, right: 10), executeOn: effect
     .reducer(Reducer(levelsReducer))
 precondition(spinner.executionQueue === effects, "the Spinner's queue")
 for levels in [spin, spinner] {
-    let loop = levels.start()
+    let loop = try levels.start()
     for await state in loop.states() where state == Levels(left: 10, right: 0) { break }
     await loop.stop()
     precondition(loop.state == Levels(left: 10, right: 0), "queues: \(loop.state)")
@@ -84,7 +84,7 @@ let inline = Feedback(effect: leftEffect).executeOnReducerThread()
 // snippet.hide
 do {
     let handed = Seen()
-    let loop = Spin(initialState: Levels(left: 0, right: 10)) {
+    let loop = try Spin(initialState: Levels(left: 0, right: 10)) {
         Feedback(effect: leftEffect).execute(on: effects).executeOnReducerThread()
         Feedback<Levels, LevelsEvent>(effect: { state in handed.append(state) }).executeOnReducerThread()
         Reducer(levelsReducer)
@@ -106,7 +106,7 @@ let render = Feedback<Levels, LevelsEvent>(effect: { levels in
 // snippet.end
 // snippet.hide
 do {
-    let loop = Spin(initialState: Levels(left: 0, right: 100_000), feedbacks: [render], reducer: Reducer(levelsReducer)).start()
+    let loop = try Spin(initialState: Levels(left: 0, right: 100_000), feedbacks: [render], reducer: Reducer(levelsReducer)).start()
     let accepted = loop.emit(contentsOf: repeatElement(LevelsEvent.increaseLeft, count: 100_000)).accepted
     precondition(accepted == 100_000, "latest: \(accepted) accepted")
     // The latest state always gets drawn.

@@ -37,8 +37,8 @@ enum LevelsEvent: Sendable {
 func levelsLoop(
     from initial: Levels = Levels(left: 0, right: 10),
     _ feedbacks: Feedback<Levels, LevelsEvent>...
-) -> SpinLoop<Levels, LevelsEvent> {
-    Spin(initialState: initial, feedbacks: feedbacks, reducer: Reducer(levelsReducer)).start()
+) throws -> SpinLoop<Levels, LevelsEvent> {
+    try Spin(initialState: initial, feedbacks: feedbacks, reducer: Reducer(levelsReducer)).start()
 }
 
 /// Runs `feedbacks` from `initial` until the state is `expected`, stops, and
@@ -46,9 +46,9 @@ func levelsLoop(
 func settles(
     _ name: String, from initial: Levels = Levels(left: 0, right: 10), at expected: Levels,
     _ feedbacks: Feedback<Levels, LevelsEvent>...
-) async {
+) async throws {
     let spin = Spin(initialState: initial, feedbacks: feedbacks, reducer: Reducer(levelsReducer))
-    let loop = spin.start()
+    let loop = try spin.start()
     for await state in loop.states() where state == expected { break }
     await loop.stop()
     precondition(loop.state == expected, "\(name): \(loop.state), not \(expected)")
@@ -117,7 +117,7 @@ let spin = Spin(initialState: Levels(left: 0, right: 10), reducer: Reducer(level
 
 // The renderer sees every state, in order.
 do {
-    let loop = levelsLoop(printer, Feedback(effect: leftEffect))
+    let loop = try levelsLoop(printer, Feedback(effect: leftEffect))
     for await state in loop.states() where state.left == 10 { break }
     await loop.stop()
     precondition(printed.values.map(\.left) == Array(0...10), "printer: \(printed.values)")
@@ -125,7 +125,7 @@ do {
 
 // The event source: every tap is reduced.
 do {
-    let loop = levelsLoop(userInput)
+    let loop = try levelsLoop(userInput)
     for _ in 0..<3 { tap.yield(.increaseLeft) }
     for await state in loop.states() where state.left == 3 { break }
     await loop.stop()
@@ -137,7 +137,7 @@ do {
 do {
     let started = Spin(initialState: Levels(left: 0, right: 10), feedbacks: [kickOff, both], reducer: Reducer(levelsReducer))
     precondition(started.feedbacks.count == 3, "effects: listed as parts")
-    let loop = started.start()
+    let loop = try started.start()
     for await state in loop.states() where state == Levels(left: 11, right: 0) { break }
     let report = await loop.stop()
     precondition(report.reduced == 21, "effects: \(report.reduced) reduced")
@@ -145,12 +145,12 @@ do {
 
 _ = ui  // compiled; its renders would need the main queue served
 
-await settles("closure lens", at: Levels(left: 0, right: 0), closeGap)
+try await settles("closure lens", at: Levels(left: 0, right: 0), closeGap)
 // 10 is even: lowered to 9, which the filter skips.
-await settles("lens with a filter", at: Levels(left: 0, right: 9), lowerEvenRight)
-await settles("Result filter", at: Levels(left: 10, right: 10), raiseWhileApart)
+try await settles("lens with a filter", at: Levels(left: 0, right: 9), lowerEvenRight)
+try await settles("Result filter", at: Levels(left: 10, right: 10), raiseWhileApart)
 do {
-    let loop = spin.start()
+    let loop = try spin.start()
     for await state in loop.states() where state == Levels(left: 10, right: 0) { break }
     await loop.stop()
     precondition(loop.state == Levels(left: 10, right: 0), "declarative: \(loop.state)")

@@ -87,11 +87,11 @@ let reader = Task {
 
 // snippet.run
 // Start the listener first: a gear delivers only to loops attached at that moment.
-let board = boardSpin.start()
+let board = try boardSpin.start()
 // snippet.hide
 precondition(gear.attachedCount == readers + 1, "the board is attached")
 // snippet.show
-let counter = counterSpin.start()
+let counter = try counterSpin.start()
 // snippet.hide
 precondition(gear.attachedCount == readers + 2, "the counter is attached")
 // snippet.show

@@ -58,14 +58,14 @@ return spin
 }
 
 /// Runs `spin` as the article does, and checks what the article says of it.
-func runLevels(_ spin: Spin<Levels, LevelsEvent>) async {
+func runLevels(_ spin: Spin<Levels, LevelsEvent>) async throws {
     precondition(spin.initialState == Levels(left: 0, right: 10), "the initial state")
     precondition(spin.feedbacks.count == 2, "two feedbacks")
     var seen: [Levels] = []
 // snippet.show
 
 // snippet.run
-let loop = spin.start()
+let loop = try spin.start()
 
 // Emit from any thread. The result is discardable.
 loop.emit(.increaseLeft)
@@ -102,5 +102,5 @@ await loop.stop()
     }
 }
 
-await runLevels(spin)
-await runLevels(spinnerSyntax())
+try await runLevels(spin)
+try await runLevels(spinnerSyntax())

@@ -75,7 +75,7 @@ struct PrintReductions: SpinObserver {
     }
 }
 
-let loop = spin.observed(by: PrintReductions()).start()
+let loop = try spin.observed(by: PrintReductions()).start()
 // snippet.end
 
 // snippet.hide
@@ -115,7 +115,7 @@ struct QueueDepthWatch: SpinObserver {
     // snippet.show
 }
 
-let watched = spin.observed(by: QueueDepthWatch()).start()
+let watched = try spin.observed(by: QueueDepthWatch()).start()
 // snippet.end
 
 // snippet.hide
@@ -131,7 +131,7 @@ precondition(seenBatches.last?.totalReduced == watchedReport.reduced, "totalRedu
 // snippet.logging
 var logger = Logger(label: "levels")
 logger.logLevel = .debug
-let logged = spin.observed(by: LoggingObserver(logger: logger, level: .debug)).start()
+let logged = try spin.observed(by: LoggingObserver(logger: logger, level: .debug)).start()
 // snippet.end
 
 // snippet.hide

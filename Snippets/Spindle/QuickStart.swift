@@ -9,7 +9,7 @@ let spin = Spin(initialState: 0) {
     Reducer { (count: Int, _: Tick) in count + 1 }
 }
 
-let loop = spin.start()                       // the default executor: the shared pool
+let loop = try spin.start()                   // the default executor: the shared pool
 for await count in loop.states() where count == 5 { print("counted to", count); break }
 let report = await loop.stop()                // drains, cancels effects, leaves the pool
 // snippet.hide

@@ -42,12 +42,8 @@ let spin = Spin(initialState: Levels(left: 0, right: 10)) {
 var options = SpinOptions()                                       // the defaults
 options.queue = .bounded(capacity: 4096, overflow: .dropNewest)
 options.maxBatch = 256
-let loop = spin.start(options: options)
+let loop = try spin.start(options: options)  // throws a SpinExecutorError if they cannot run
 // snippet.end
-
-// snippet.hide
-precondition(loop.startError == nil, "valid options start the loop")
-// snippet.show
 
 // snippet.emit
 switch loop.emit(.increaseLeft) {
@@ -115,15 +111,15 @@ let reportingSpin = Spin(initialState: Levels(left: 0, right: 4), reducer: Reduc
         Feedback(effect: { (state: Levels) in session.report("session \(session.id): \(state.left)") })
     }
 }
-let first = try reportingSpin.tryStart(environment: Session(id: 1, report: { print($0) }))
-let second = try reportingSpin.tryStart(environment: Session(id: 2, report: { print($0) }))
+let first = try reportingSpin.start(environment: Session(id: 1, report: { print($0) }))
+let second = try reportingSpin.start(environment: Session(id: 2, report: { print($0) }))
 // snippet.end
 
 // snippet.hide
 await first.settled()
 await second.settled()
 precondition(first.state.left == 4 && second.state.left == 4, "both starts ran the spin")
-precondition(reportingSpin.start().startError != nil, "a start without its environment does not start")
+precondition((try? reportingSpin.start()) == nil, "a start without its environment does not start")
 await first.stop()
 await second.stop()
 // snippet.show

@@ -34,7 +34,7 @@ let rendered = Mutex<[Levels]>([])
     rendered.withLock { $0.append(state) }
 }
 
-let loop = spin.start()
+let loop = try spin.start()
 // snippet.show
 
 // snippet.renderer

@@ -58,7 +58,7 @@ let router = EffectRouter<SearchEffect, SearchEvent>(name: "search")
         }
         return .loaded(["\(query) \(count)"])
     }
-let loop = Spin(initialState: Search()) {
+let loop = try Spin(initialState: Search()) {
     Reducer(reduce, effects: router)
 }.start()
 let states = loop.states()

@@ -58,7 +58,7 @@ let spin = Spin(initialState: Levels(left: 0, right: 10)) {
     Reducer(levelsReducer)
 }
 
-let loop = spin.start()
+let loop = try spin.start()
 for await state in loop.states() where state == Levels(left: 10, right: 0) {
     break  // both feedbacks emitted for each of the ten states where left < right
 }

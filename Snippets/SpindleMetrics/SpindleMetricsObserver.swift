@@ -87,7 +87,7 @@ MetricsSystem.bootstrap(metrics)
 // snippet.observer
 import SpindleMetrics
 
-let measured = spin
+let measured = try spin
     .observed(by: MetricsObserver<Levels, LevelsEvent>(dimensions: [("loop", "levels")]))
     .start()
 // snippet.end

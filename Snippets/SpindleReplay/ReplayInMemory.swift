@@ -35,7 +35,7 @@ let bytes = Mutex(Data())
 let recorder = SpinRecorder<Tally, TallyEvent>(writer: { lines in
     bytes.withLock { $0.append(lines) }  // whole lines, in order, on the recorder's queue
 })
-let loop = spin.observed(by: recorder).start()
+let loop = try spin.observed(by: recorder).start()
 loop.emit(contentsOf: (1...10).map(TallyEvent.add))
 await loop.stop()
 try await recorder.waitUntilWritten()
@@ -61,7 +61,7 @@ let header = String(decoding: bytes.withLock { $0 }.prefix { $0 != 0x0A }, as: U
 precondition(header == #"{"format":"spindle-recording","initial_state":null,"version":1}"#, "header: \(header)")
 
 // One recorder records one loop run.
-let again = spin.observed(by: recorder).start()
+let again = try spin.observed(by: recorder).start()
 await again.stop()
 do {
     try await recorder.waitUntilWritten()

@@ -70,7 +70,7 @@ let recorder = try SpinRecorder<Levels, LevelsEvent>(file: url, options: options
 // snippet.end
 
 // snippet.hide
-let loop = spin.observed(by: recorder).start()
+let loop = try spin.observed(by: recorder).start()
 for await state in loop.states() where state.left >= state.right { break }
 let report = await loop.stop()
 // snippet.show

@@ -49,7 +49,7 @@ let url = directory.appendingPathComponent("levels.jsonl")
 import SpindleReplay
 
 let recorder = try SpinRecorder<Levels, LevelsEvent>(file: url)  // LevelsEvent: Codable (and Levels, for the header)
-let loop = spin.observed(by: recorder).start()
+let loop = try spin.observed(by: recorder).start()
 // … the loop runs; producers and feedbacks emit from any thread …
 // snippet.hide
 // Four producer tasks, besides the feedbacks.

@@ -42,7 +42,7 @@ let (errors, reportError) = AsyncStream.makeStream(of: EffectError.self)
 var options = SpinOptions()
 options.onEffectError = { reportError.yield($0) }
 
-let loop = spin.start(options: options)
+let loop = try spin.start(options: options)
 for await state in loop.states() where state == Levels(left: 10, right: 0) {
     break  // every state arrives, in order: wait for the one you expect
 }

@@ -59,7 +59,8 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
         spin: Spin<Output, Event>,
         options: SpinOptions = .init()
     ) -> AnyCancellable {
-        let loop = spin.start(options: options)
+        // A failure to start is logged; the loop is then stopped from birth.
+        let loop = SpinLoop(spin: spin, options: options)
         return AnyCancellable {
             loop.requestStop(.discardPending)
         }

@@ -37,7 +37,8 @@ struct SpinPublisher<State: Sendable, Event: Sendable>: Publisher {
         }, bufferingPolicy: bufferingPolicy)
         // Its observers stay: the spin may be observed.
         let withSending = spin.addingFeedback(sending)
-        subscription.start(withSending.start(options: options))
+        // A loop that cannot start is stopped from birth, its failure logged.
+        subscription.start(SpinLoop(spin: withSending, options: options))
     }
 }
 

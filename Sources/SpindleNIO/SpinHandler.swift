@@ -39,6 +39,10 @@ public import Spindle
 ///   reads on. Nothing read is lost. (Under `OverflowPolicy.dropNewest`
 ///   a message that finds the queue full is dropped and counted by the
 ///   loop, as that policy says.)
+/// - **A loop that cannot start** (options that cannot run, a spin whose
+///   per-start feedbacks need an environment): the handler fires the
+///   ``SpinExecutorError`` down the pipeline (`errorCaught`) and closes
+///   the channel; it reads nothing.
 /// - **Stop.** When the channel goes inactive, the loop is asked to stop
 ///   (`SpinLoop.requestStop(_:)`, with drain) once the messages held for a
 ///   full queue are in it: every message already read is reduced (writes
@@ -175,9 +179,20 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         options.executor = EventLoopExecutors.executor(of: context.eventLoop)
         // One feedback (each costs its loop memory, per connection): every
         // state, in order, written as it is reduced.
-        let loop = spin.start(options: options, adding: [
-            Feedback(effect: makeWriter(side, replies))
-        ])
+        let loop: SpinLoop<State, Event>
+        do {
+            loop = try spin.start(options: options, adding: [
+                Feedback(effect: makeWriter(side, replies))
+            ])
+        } catch {
+            // Options that cannot run, a spin that needs an environment:
+            // the channel cannot be served. Its pipeline hears why, and
+            // the channel is closed.
+            side.context = nil
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
+        }
         side.loop = loop
         self.side = side
         startedLoop = loop

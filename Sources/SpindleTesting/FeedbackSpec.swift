@@ -193,7 +193,7 @@ public struct FeedbackSpec<State: Sendable, Event: Sendable>: Sendable {
             feedbacks: [makeFeedback(recorder)],
             reducer: harnessReducer(states: states)
         )
-        let loop = spin.start()
+        let loop = SpinLoop(spin: spin, options: SpinOptions())
         var settled = true
         for step in states.indices where settled {
             if step > 0 { loop.emit(.advance) }

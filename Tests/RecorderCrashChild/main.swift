@@ -62,7 +62,7 @@ let recorder = try SpinRecorder<Tally, Int>(file: url, options: RecorderOptions(
     flush: .everyBatch,
     onFlush: { watermark in report("written \(watermark.written)") },
     onError: { error in report("on-error \(describe(error))") }))
-let loop = Spin<Tally, Int>(initialState: Tally(), feedbacks: [], reducer: tallyReducer)
+let loop = try Spin<Tally, Int>(initialState: Tally(), feedbacks: [], reducer: tallyReducer)
     .observed(by: recorder)
     .start()
 

@@ -112,7 +112,7 @@ struct PublisherContractMatrixTests {
         case .mainActor: .mainActor
         case .executeOn: nil
         }
-        let loop = spin.start(options: SpinOptions(executor: executor))
+        let loop = try spin.start(options: SpinOptions(executor: executor))
         for _ in 0..<events { loop.emit(1) }
         _ = await eventually { calls.values.last?.state == events }
         await loop.stop()

@@ -62,7 +62,7 @@ private final class RunEnds: SpinObserver {
 }
 
 @Suite struct PublisherFeedbackTests {
-    @Test func everyValueOfTheEffectsPublisherIsReducedInOrder() async {
+    @Test func everyValueOfTheEffectsPublisherIsReducedInOrder() async throws {
         let spin = Spin<[Int], Int>(initialState: []) {
             Feedback<[Int], Int>(effect: { (state: [Int]) -> AnyPublisher<Int, Never> in
                 state.isEmpty ? Publishers.Sequence(sequence: [1, 2, 3, 4, 5]).eraseToAnyPublisher()
@@ -70,16 +70,16 @@ private final class RunEnds: SpinObserver {
             }, applying: .continueOnNewState)  // the first value's state must not cancel the rest
             Reducer { state, event in state + [event] }
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { loop.state.count == 5 })
         await loop.stop()
         #expect(loop.state == [1, 2, 3, 4, 5])
     }
 
-    @Test func cancelOnNewStateCancelsTheSubscriptionAndDiscardsItsLateValues() async {
+    @Test func cancelOnNewStateCancelsTheSubscriptionAndDiscardsItsLateValues() async throws {
         let publisher = StubbornPublisher<Int>()
         let runEnds = RunEnds()
-        let loop = phasedSpin(publisher, applying: .cancelOnNewState).observed(by: runEnds).start()
+        let loop = try phasedSpin(publisher, applying: .cancelOnNewState).observed(by: runEnds).start()
         #expect(await eventually { publisher.subscribed.count == 1 })
         publisher.send(1)
         #expect(await eventually { loop.state.received == [1] })
@@ -101,9 +101,9 @@ private final class RunEnds: SpinObserver {
         #expect(loop.state == Phased(phase: 2, received: [1]))
     }
 
-    @Test func continueOnNewStateKeepsEarlierSubscriptionsAndReducesTheirValues() async {
+    @Test func continueOnNewStateKeepsEarlierSubscriptionsAndReducesTheirValues() async throws {
         let publisher = StubbornPublisher<Int>()
-        let loop = phasedSpin(publisher, applying: .continueOnNewState).start()
+        let loop = try phasedSpin(publisher, applying: .continueOnNewState).start()
         #expect(await eventually { publisher.subscribed.count == 1 })
         #expect(loop.emit(.advance) == .accepted)
         #expect(await eventually { loop.state.phase == 1 })
@@ -114,9 +114,9 @@ private final class RunEnds: SpinObserver {
         #expect(publisher.cancelled.values == [0])  // stop cancels every subscription
     }
 
-    @Test func stoppingTheLoopCancelsTheSubscription() async {
+    @Test func stoppingTheLoopCancelsTheSubscription() async throws {
         let publisher = StubbornPublisher<Int>()
-        let loop = phasedSpin(publisher, applying: .cancelOnNewState).start()
+        let loop = try phasedSpin(publisher, applying: .cancelOnNewState).start()
         #expect(await eventually { publisher.subscribed.count == 1 })
         await loop.stop()
         #expect(await eventually { publisher.cancelled.values == [0] })
@@ -127,7 +127,7 @@ private final class RunEnds: SpinObserver {
         #expect(loop.statistics.reducedEvents == 0)
     }
 
-    @Test func aFilteredOutStateStartsNothingAndCancelsNothing() async {
+    @Test func aFilteredOutStateStartsNothingAndCancelsNothing() async throws {
         let publisher = StubbornPublisher<Int>()
         let spin = Spin<Phased, PhasedEvent>(initialState: Phased()) {
             Feedback<Phased, PhasedEvent>(
@@ -137,7 +137,7 @@ private final class RunEnds: SpinObserver {
                 filteredBy: { $0.phase != 1 })
             phasedReducer
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { publisher.subscribed.count == 1 })
         loop.emit(.advance)  // phase 1: filtered out
         #expect(await eventually { loop.state.phase == 1 })
@@ -150,7 +150,7 @@ private final class RunEnds: SpinObserver {
         await loop.stop()
     }
 
-    @Test func aLensedEffectSeesOnlyItsPartOfTheState() async {
+    @Test func aLensedEffectSeesOnlyItsPartOfTheState() async throws {
         let seen = Recorder<Int>()
         let spin = Spin<Phased, PhasedEvent>(initialState: Phased()) {
             Feedback<Phased, PhasedEvent>(
@@ -161,13 +161,13 @@ private final class RunEnds: SpinObserver {
                 lensingOn: \.phase)
             phasedReducer
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { seen.values == [0, 1, 2, 3] })
         await loop.stop()
         #expect(loop.state.phase == 3)
     }
 
-    @Test func aStreamFormEffectSeesEveryStateInOrderAndItsEventsAreReduced() async {
+    @Test func aStreamFormEffectSeesEveryStateInOrderAndItsEventsAreReduced() async throws {
         let seen = Recorder<Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(streamEffect: { states in
@@ -179,7 +179,7 @@ private final class RunEnds: SpinObserver {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { seen.count == 11 })
         #expect(seen.values == Array(0...10))
         #expect(loop.emit(5) == .accepted)
@@ -188,7 +188,7 @@ private final class RunEnds: SpinObserver {
         #expect(loop.state == 15)
     }
 
-    @Test func everySubscriptionToTheStatesMadeWhileSubscribingSeesEveryState() async {
+    @Test func everySubscriptionToTheStatesMadeWhileSubscribingSeesEveryState() async throws {
         let first = Recorder<Int>()
         let second = Recorder<Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
@@ -209,14 +209,14 @@ private final class RunEnds: SpinObserver {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { first.count == 6 && second.count == 6 })
         await loop.stop()
         #expect(first.values == Array(0...5))
         #expect(second.values == Array(0...5))
     }
 
-    @Test func stoppingTheLoopCancelsTheStreamFormSubscription() async {
+    @Test func stoppingTheLoopCancelsTheStreamFormSubscription() async throws {
         let publisher = StubbornPublisher<Int>()
         let spin = Spin<Phased, PhasedEvent>(initialState: Phased()) {
             Feedback<Phased, PhasedEvent>(streamEffect: { _ in
@@ -224,7 +224,7 @@ private final class RunEnds: SpinObserver {
             })
             phasedReducer
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { publisher.subscribed.count == 1 })
         publisher.send(1)
         #expect(await eventually { loop.state.received == [1] })

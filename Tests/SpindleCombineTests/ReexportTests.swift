@@ -8,11 +8,11 @@ import Testing
 
 @Suite("SpindleCombine re-exports")
 struct ReexportTests {
-    @Test func aPublisherFeedbackIsWrittenWithImportSpindleCombineAlone() async {
+    @Test func aPublisherFeedbackIsWrittenWithImportSpindleCombineAlone() async throws {
         let feedback = Feedback<Int, Int>(effect: { (state: Int) -> AnyPublisher<Int, Never> in
             (state == 0 ? [5] : []).publisher.eraseToAnyPublisher()
         })
-        let loop = Spin(initialState: 0, feedbacks: [feedback], reducer: Reducer<Int, Int> { $0 + $1 }).start()
+        let loop = try Spin(initialState: 0, feedbacks: [feedback], reducer: Reducer<Int, Int> { $0 + $1 }).start()
         var reached = false
         for await state in loop.states() where state == 5 {
             reached = true

@@ -168,7 +168,7 @@ private final class CounterViewController: @unchecked Sendable {
         cancellables.removeAll()
     }
 
-    @Test func theDeclarativeWay() async {
+    @Test func theDeclarativeWay() async throws {
         let levelsSpin = Spin(initialState: Levels(left: 10, right: 20),
                               reducer: Reducer(levelsReducer)) {
             Feedback(effect: leftEffect)
@@ -180,12 +180,12 @@ private final class CounterViewController: @unchecked Sendable {
             CombineFeedback(effect: rightEffect)
         }
         #expect(sameWithCombineNames.feedbacks.count == 2)
-        let loop = levelsSpin.start()
+        let loop = try levelsSpin.start()
         #expect(await eventually { loop.state.left == loop.state.right })
         await loop.stop()
     }
 
-    @Test func feedbacksAndScheduling() async {
+    @Test func feedbacksAndScheduling() async throws {
         let spinner = Spinner
             .initialState(Levels(left: 10, right: 20))
             .feedback(Feedback(effect: leftEffect, on: DispatchQueue(label: "left", qos: .userInitiated)))
@@ -198,20 +198,20 @@ private final class CounterViewController: @unchecked Sendable {
                 .execute(on: DispatchQueue(label: "right", qos: .userInitiated))
         }
         for spin in [spinner, declarative] {
-            let loop = spin.start()
+            let loop = try spin.start()
             #expect(await eventually { loop.state.left == loop.state.right })
             await loop.stop()
         }
     }
 
-    @Test func filtersLensesAndExecutionStrategies() async {
+    @Test func filtersLensesAndExecutionStrategies() async throws {
         // "The multiple ways to create a Feedback" and "Feedback lifecycle".
         let spin = Spin(initialState: Levels(left: 10, right: 20), reducer: Reducer(levelsReducer)) {
             Feedback(effect: leftEffect, filteredBy: { $0.left > 0 })
             Feedback(effect: leftLevelEffect, lensingOn: \.left)
             Feedback(effect: rightEffect, applying: .continueOnNewState)
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { loop.state.left == loop.state.right })
         await loop.stop()
     }

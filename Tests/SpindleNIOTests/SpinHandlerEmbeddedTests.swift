@@ -110,6 +110,17 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         return (await loop.stop(), loop)
     }
 
+    @Test func aLoopThatCannotStartSendsItsErrorDownThePipelineAndClosesTheChannel() async throws {
+        var options = SpinOptions()
+        options.maxBatch = 0
+        let (channel, _, bound) = try await makeChannel(options: options)
+        await #expect(throws: SpinExecutorError.invalidOptions(reason: "maxBatch must be at least 1 (got 0)")) {
+            try await channel.throwIfErrorCaught()
+        }
+        #expect(!channel.isActive)
+        #expect(try await channel.testingEventLoop.executeInContext { bound.value.loop == nil })
+    }
+
     @Test func theLoopStopsWhenTheChannelCloses() async throws {
         let (channel, _, bound) = try await makeChannel()
         for number in 1...3 { try await channel.writeInbound(number) }

@@ -7,13 +7,13 @@ import SpindleTestSupport
 @Suite("SpinObserver: effect runs")
 struct EffectRunObserverTests {
     @Test("synchronous runs: started, then finished, once per state")
-    func syncRuns() async {
+    func syncRuns() async throws {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(effect: { state in state < 5 ? 1 : nil })
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         #expect(await eventually { loop.state == 5 && observer.heard.contains(.effectFinished(EffectRun(feedbackIndex: 0, id: 5))) })
         await loop.stop()
         let runs = observer.heard.filter {
@@ -27,13 +27,13 @@ struct EffectRunObserverTests {
     }
 
     @Test("inline runs on the reducer thread are reported too")
-    func inlineRuns() async {
+    func inlineRuns() async throws {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(effect: { state in state < 3 ? 1 : nil }).executeOnReducerThread()
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         #expect(await eventually { loop.state == 3 })
         await loop.stop()
         let started = observer.heard.filter { if case .effectStarted = $0 { true } else { false } }
@@ -41,7 +41,7 @@ struct EffectRunObserverTests {
     }
 
     @Test("cancelOnNewState: a run is started, cancelled, finished, and its late event is reported")
-    func cancelledRun() async {
+    func cancelledRun() async throws {
         let observer = ListeningObserver<Int, Int>()
         let release = DispatchSemaphore(value: 0)
         let spin = Spin<Int, Int>(initialState: 0) {
@@ -55,7 +55,7 @@ struct EffectRunObserverTests {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         let run0 = EffectRun(feedbackIndex: 0, id: 0)
         #expect(await eventually { observer.heard.contains(.effectStarted(run0)) })
         loop.emit(1)  // a new state cancels run 0
@@ -75,7 +75,7 @@ struct EffectRunObserverTests {
     }
 
     @Test("a throwing effect is reported as failed, then finished; the loop goes on")
-    func failedRun() async {
+    func failedRun() async throws {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(effect: { (state: Int) async throws -> Int? in
@@ -84,7 +84,7 @@ struct EffectRunObserverTests {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: observer).start(options: SpinOptions(onEffectError: { _ in }))
+        let loop = try spin.observed(by: observer).start(options: SpinOptions(onEffectError: { _ in }))
         let run0 = EffectRun(feedbackIndex: 0, id: 0)
         #expect(await eventually { observer.heard.contains(.effectFinished(run0)) })
         #expect(loop.emit(2) == .accepted)
@@ -97,7 +97,7 @@ struct EffectRunObserverTests {
     }
 
     @Test("stop cancels live runs and reports them")
-    func stopCancels() async {
+    func stopCancels() async throws {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(effect: { (_: Int) async -> Int? in
@@ -106,7 +106,7 @@ struct EffectRunObserverTests {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         let run0 = EffectRun(feedbackIndex: 0, id: 0)
         #expect(await eventually { observer.heard.contains(.effectStarted(run0)) })
         await loop.stop()

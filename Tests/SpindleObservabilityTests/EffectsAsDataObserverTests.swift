@@ -15,7 +15,7 @@ struct EffectsAsDataObserverTests {
     }
 
     @Test("reductions and router handler runs are reported")
-    func routerRunsReported() async {
+    func routerRunsReported() async throws {
         let observer = ListeningObserver<Int, Int>()
         let router = EffectRouter<Effect, Int>()
             .route({ if case .double(let value) = $0 { value } else { nil } }, handler: { value in -value * 2 })
@@ -24,7 +24,7 @@ struct EffectsAsDataObserverTests {
                 event > 0 ? .next(state + event, effects: [.double(event)]) : .next(state + event)
             }, effects: router)
         }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         loop.emit(5)
         // 5, then the handler's -10: the state ends at -5.
         #expect(await eventually { loop.state == -5 })
@@ -44,7 +44,7 @@ struct EffectsAsDataObserverTests {
     }
 
     @Test("stop cancels a running async handler: cancelled, then finished, and its late event reported")
-    func routerRunCancelledAtStop() async {
+    func routerRunCancelledAtStop() async throws {
         let observer = ListeningObserver<Int, Int>()
         let release = DispatchSemaphore(value: 0)
         let router = EffectRouter<Effect, Int>()
@@ -60,7 +60,7 @@ struct EffectsAsDataObserverTests {
             Reducer({ (state: Int, event: Int) -> Next<Int, Effect> in .next(state + event, effects: [.wait]) },
                     effects: router)
         }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         loop.emit(1)
         let run = EffectRun(feedbackIndex: 1, id: 0)  // after the one ordinary feedback
         #expect(await eventually { observer.heard.contains(.effectStarted(run)) })

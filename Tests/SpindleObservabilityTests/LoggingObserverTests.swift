@@ -37,7 +37,7 @@ struct LoggingObserverTests {
     }
 
     @Test("logs each reduction and effect run at the chosen level, failures at error")
-    func logsAtLevel() async {
+    func logsAtLevel() async throws {
         let (logger, entries) = logger(level: .debug)
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(effect: { (state: Int) async throws -> Int? in
@@ -46,7 +46,7 @@ struct LoggingObserverTests {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: LoggingObserver(logger: logger, level: .debug))
+        let loop = try spin.observed(by: LoggingObserver(logger: logger, level: .debug))
             .start(options: SpinOptions(onEffectError: { _ in }))
         loop.emit(1)
         loop.emit(1)
@@ -62,12 +62,12 @@ struct LoggingObserverTests {
     }
 
     @Test("a logger above the level gets nothing, and the loop skips per-event calls")
-    func quietWhenAboveLevel() async {
+    func quietWhenAboveLevel() async throws {
         let (logger, entries) = logger(level: .info)
         let observer = LoggingObserver<Int, Int>(logger: logger, level: .debug)
         #expect(!observer.observesEachEvent)
         let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state + event } }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         loop.emit(1)
         await loop.stop()
         #expect(loop.emit(5) == .stopped)

@@ -18,7 +18,7 @@ struct MetricsObserverTests {
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.observed(by: observer).start(options: SpinOptions(onEffectError: { _ in }))
+        let loop = try spin.observed(by: observer).start(options: SpinOptions(onEffectError: { _ in }))
         for _ in 0..<3 { loop.emit(1) }
         let dims = [("loop", "test")]
         #expect(await eventually {
@@ -54,7 +54,7 @@ struct MetricsObserverTests {
             }
         }
         // The reducer blocks: on a thread of its own, not the shared pool.
-        let loop = spin.observed(by: MetricsObserver(factory: metrics))
+        let loop = try spin.observed(by: MetricsObserver(factory: metrics))
             .start(options: SpinOptions(
                 executor: .dedicatedThread, queue: .bounded(capacity: 4, overflow: .dropNewest), maxBatch: 1))
         loop.emit(0)

@@ -59,7 +59,7 @@ struct RecordReplayTests {
                 }, applying: .continueOnNewState),
             ],
             reducer: ledgerReducer)
-        let loop = spin.observed(by: recorder).start()
+        let loop = try spin.observed(by: recorder).start()
         let states = loop.states(bufferingPolicy: .unbounded)
         let collector = Task { for await state in states { seen.withLock { $0.append(state) } } }
         // The initial state's bonus is in before the producers start: the
@@ -105,7 +105,7 @@ struct RecordReplayTests {
         let sink = MemorySink()
         let recorder = SpinRecorder<Ledger, LedgerEvent>(writer: { sink.write($0) })
         let spin = Spin<Ledger, LedgerEvent>(initialState: Ledger(), feedbacks: [], reducer: ledgerReducer)
-        let loop = spin.observed(by: recorder).start()
+        let loop = try spin.observed(by: recorder).start()
         loop.emit(.bonus(7))
         await loop.stop()
         try await recorder.waitUntilWritten()
@@ -183,8 +183,8 @@ struct RecordReplayTests {
         let recorder = SpinRecorder<Ledger, LedgerEvent>(writer: { _ in })
         let spin = Spin<Ledger, LedgerEvent>(initialState: Ledger(), feedbacks: [], reducer: ledgerReducer)
             .observed(by: recorder)
-        await spin.start().stop()
-        await spin.start().stop()
+        try await spin.start().stop()
+        try await spin.start().stop()
         await #expect(throws: RecordingError.recorderReused) { try await recorder.waitUntilWritten() }
     }
 }

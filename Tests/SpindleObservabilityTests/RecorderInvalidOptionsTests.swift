@@ -42,7 +42,7 @@ struct RecorderInvalidOptionsTests {
             Issue.record("\(name): error is \(String(describing: recorder.error))")
             return
         }
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { $0 + $1 })
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { $0 + $1 })
             .observed(by: recorder)
             .start()
         for value in 1...100 { loop.emit(value) }

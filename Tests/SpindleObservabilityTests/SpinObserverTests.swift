@@ -10,10 +10,10 @@ struct SpinObserverTests {
 
     @Test("every reduction, in order, with its new state; started first, stopped last",
           arguments: [ExecutorKind.sharedPool, .dedicatedThread], queues)
-    func reductionsInOrder(executor: ExecutorKind, queue: QueueKind) async {
+    func reductionsInOrder(executor: ExecutorKind, queue: QueueKind) async throws {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state &* 31 &+ event } }
-        let loop = spin.observed(by: observer)
+        let loop = try spin.observed(by: observer)
             .start(options: SpinOptions(executor: executor == .dedicatedThread ? .dedicatedThread : .sharedPool, queue: queue))
         for event in 1...2_000 { loop.emit(event) }
         let report = await loop.stop()
@@ -46,10 +46,10 @@ struct SpinObserverTests {
     }
 
     @Test("observesEachEvent false: batches only, no per-event calls")
-    func batchOnlyObserver() async {
+    func batchOnlyObserver() async throws {
         let observer = ListeningObserver<Int, Int>(eachEvent: false)
         let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state + event } }
-        let loop = spin.observed(by: observer).start()
+        let loop = try spin.observed(by: observer).start()
         for _ in 0..<500 { loop.emit(1) }
         await loop.stop()
         let heard = observer.heard
@@ -62,7 +62,7 @@ struct SpinObserverTests {
     }
 
     @Test("queue depth counts accepted events the reducer has not reached")
-    func queueDepth() async {
+    func queueDepth() async throws {
         let gate = DispatchSemaphore(value: 0)
         let depths = Lock<[Int]>([])
         struct DepthObserver: SpinObserver {
@@ -80,7 +80,7 @@ struct SpinObserverTests {
                 return state + 1
             }
         }
-        let loop = spin.observed(by: DepthObserver(depths: depths))
+        let loop = try spin.observed(by: DepthObserver(depths: depths))
             .start(options: SpinOptions(executor: .dedicatedThread, maxBatch: 1))
         loop.emit(0)
         for event in 1..<100 { loop.emit(event) }
@@ -93,11 +93,11 @@ struct SpinObserverTests {
     }
 
     @Test("several observers all hear everything, in installation order")
-    func severalObservers() async {
+    func severalObservers() async throws {
         let first = ListeningObserver<Int, Int>()
         let second = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state + event } }
-        let loop = spin.observed(by: first).observed(by: second).start()
+        let loop = try spin.observed(by: first).observed(by: second).start()
         for _ in 0..<100 { loop.emit(1) }
         await loop.stop()
         #expect(first.heard.count > 100)
@@ -105,11 +105,11 @@ struct SpinObserverTests {
     }
 
     @Test("a spin started twice reports both loops to the same observer")
-    func observedSpinStartedTwice() async {
+    func observedSpinStartedTwice() async throws {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state + event } }.observed(by: observer)
         for _ in 0..<2 {
-            let loop = spin.start()
+            let loop = try spin.start()
             loop.emit(1)
             await loop.stop()
         }
@@ -118,7 +118,7 @@ struct SpinObserverTests {
     }
 
     @Test("refusals: dropped by a full ring, rejected after stop, discarded at stop")
-    func refusals() async {
+    func refusals() async throws {
         let observer = ListeningObserver<Int, Int>()
         let gate = DispatchSemaphore(value: 0)
         let holding = OpenOnce()
@@ -132,7 +132,7 @@ struct SpinObserverTests {
             }
         }
         // The reducer blocks: on a thread of its own, not the shared pool.
-        let loop = spin.observed(by: observer)
+        let loop = try spin.observed(by: observer)
             .start(options: SpinOptions(
                 executor: .dedicatedThread, queue: .bounded(capacity: 2, overflow: .dropNewest), maxBatch: 1))
         loop.emit(0)  // the reducer takes it and blocks

@@ -17,13 +17,13 @@ extension StressSuite {
         @Test(
             "every batched event is accepted-and-accounted, dropped or stopped, in producer order",
             arguments: queues, [StopMode.drain, .discardPending])
-        func batchesRacingStopKeepEveryEventAndTheOrder(queue: QueueKind, mode: StopMode) async {
+        func batchesRacingStopKeepEveryEventAndTheOrder(queue: QueueKind, mode: StopMode) async throws {
             let baseline = await LiveBaseline.settle()
             // At most 10 rounds: they already cover stops after 0 to 45,000
             // reductions, and each round is a second or more under TSan.
             let wanted = min(StressScale.rounds, 10)
-            let (checked, raced) = await raceRounds(wanted) { round in
-                await raceOneStop(queue: queue, mode: mode, round: round)
+            let (checked, raced) = try await raceRounds(wanted) { round in
+                try await raceOneStop(queue: queue, mode: mode, round: round)
             }
             #expect(raced == wanted, "the stop met the producers mid-stream in only \(raced) of \(wanted * 20) rounds")
             reportTotal("batch-emit-events", queue: name(of: queue), checked)
@@ -45,12 +45,12 @@ extension StressSuite {
 
         /// - Returns: the events accepted, or nil when the stop did not race
         ///   the producers (one had used all its slots first).
-        private func raceOneStop(queue: QueueKind, mode: StopMode, round: Int) async -> Int? {
+        private func raceOneStop(queue: QueueKind, mode: StopMode, round: Int) async throws -> Int? {
             let producers = 4
             let limit = 300_000  // per producer: a bound for the payload slots
             let payloads = PayloadSlots(producers: producers, perProducer: limit)
             let checker = OrderChecker(producers: producers, contiguous: true, payloads: payloads)
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
                 .start(options: SpinOptions(queue: queue))
             let tallies = Recorder<Tally>()
 

@@ -62,14 +62,14 @@ extension StressSuite {
 
         @Test("a full .block ring loses nothing and never deadlocks, even with emits from the reducer thread",
               arguments: capacities)
-        func blockingRingLosesNothingAndNeverDeadlocks(capacity: Int) async {
+        func blockingRingLosesNothingAndNeverDeadlocks(capacity: Int) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let producers = 4
                 let perProducer = Self.perProducer
                 let payloads = PayloadSlots(producers: producers, perProducer: perProducer)
                 let checker = OrderChecker(producers: producers, payloads: payloads)
-                let loop = Self.spin(checker).start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .block)))
+                let loop = try Self.spin(checker).start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .block)))
                 let tallies = Recorder<ProducerTally>()
                 let finished = await onThreads(producers, within: 300) { producer in
                     var tally = ProducerTally(producer: producer)
@@ -107,14 +107,14 @@ extension StressSuite {
 
         @Test("a full .dropNewest ring answers .dropped, counts exactly, and reduces exactly what it accepted",
               arguments: capacities)
-        func droppingRingCountsExactly(capacity: Int) async {
+        func droppingRingCountsExactly(capacity: Int) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let producers = 4
                 let perProducer = Self.perProducer
                 let payloads = PayloadSlots(producers: producers, perProducer: perProducer)
                 let checker = OrderChecker(producers: producers, contiguous: false, payloads: payloads)
-                let loop = Self.spin(checker).start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .dropNewest)))
+                let loop = try Self.spin(checker).start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .dropNewest)))
                 let tallies = Recorder<ProducerTally>()
                 let acceptedEchoes = Counter()
                 let acceptedAnswers = Counter()

@@ -97,7 +97,7 @@ extension StressSuite {
 
         @Test("no event of a cancelled run is reduced, and the statistics add up",
               arguments: stressQueues, StormForm.allCases)
-        func cancelledRunsNeverHaveTheirEventsReduced(queue: QueueKind, form: StormForm) async {
+        func cancelledRunsNeverHaveTheirEventsReduced(queue: QueueKind, form: StormForm) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let ticks = Self.ticks
@@ -129,7 +129,7 @@ extension StressSuite {
                         filteredBy: { $0.lastWasTick },
                         applying: .cancelOnNewState)
                 }
-                let loop = Spin(initialState: StormState(), feedbacks: [feedback], reducer: Reducer { state, event in
+                let loop = try Spin(initialState: StormState(), feedbacks: [feedback], reducer: Reducer { state, event in
                     var state = state
                     switch event {
                     case .tick:

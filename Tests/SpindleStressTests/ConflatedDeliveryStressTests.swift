@@ -14,7 +14,7 @@ extension StressSuite {
     @Suite("Conflated feedbacks under four producers")
     struct ConflatedDeliveryStressTests {
         @Test("conflated feedbacks see increasing states and end on the final one", arguments: stressQueues)
-        func conflatedFeedbacksSeeIncreasingStatesEndingOnTheFinalOne(queue: QueueKind) async {
+        func conflatedFeedbacksSeeIncreasingStatesEndingOnTheFinalOne(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             let producers = 4
             let perProducer = max(StressScale.eventsPerQueue / 200, 10_000)
@@ -24,7 +24,7 @@ extension StressSuite {
             let every = Locked<[Int]>([])
             do {
                 let renderQueue = DispatchQueue(label: "spindle-stress-conflated")
-                let loop = Spin(
+                let loop = try Spin(
                     initialState: 0,
                     feedbacks: [
                         Feedback(effect: { (count: Int) in onQueue.withLock { $0.append(count) } }, on: renderQueue)

@@ -25,13 +25,13 @@ extension StressSuite {
     @Suite("Effects that throw")
     struct EffectErrorStressTests {
         @Test("thrown effect errors reach the hook and the loop keeps running", arguments: stressQueues)
-        func thrownErrorsReachTheHookAndTheLoopKeepsRunning(queue: QueueKind) async {
+        func thrownErrorsReachTheHookAndTheLoopKeepsRunning(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let items = max(1_000, StressScale.eventsPerQueue / 1_000)
                 let reported = Recorder<EffectError>()
                 let elementsMade = Counter()
-                let loop = Spin(initialState: ErrorState()) {
+                let loop = try Spin(initialState: ErrorState()) {
                     // Index 0: async, throws for every third item, else answers.
                     Feedback<ErrorState, ErrorEvent>(
                         effect: { (state: ErrorState) async throws -> ErrorEvent? in

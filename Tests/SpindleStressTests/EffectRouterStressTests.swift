@@ -129,14 +129,14 @@ extension StressSuite {
     @Suite("Effect router")
     struct EffectRouterStressTests {
         @Test("every effect is handled or counted, every handler event reduced in order", arguments: stressQueues)
-        func effectsUnderLoadAreAllHandledAndTheirEventsReducedInOrder(queue: QueueKind) async {
+        func effectsUnderLoadAreAllHandledAndTheirEventsReducedInOrder(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let producers = 4
                 let perProducer = max(500, StressScale.eventsPerQueue / 4_000)
                 let checker = RelayChecker(producers: producers, contiguous: true)
                 let ledger = RelayLedger()
-                let loop = Spin(initialState: 0) {
+                let loop = try Spin(initialState: 0) {
                     Reducer(checker.next, effects: ledger.router(echoQueue: DispatchQueue(label: "echo")))
                 }.start(options: SpinOptions(queue: queue, onEffectError: ledger.countError))
                 let tallies = Locked<[ProducerTally]>([])
@@ -180,7 +180,7 @@ extension StressSuite {
 
         @Test("stopping while effects flow: each one handled, unhandled or discarded; each handler event reduced or rejected",
               arguments: stressQueues)
-        func stoppingWhileEffectsFlowLosesNothing(queue: QueueKind) async {
+        func stoppingWhileEffectsFlowLosesNothing(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             var discardedEffects = 0
             var stoppedAnswers = 0
@@ -191,7 +191,7 @@ extension StressSuite {
                 let ledger = RelayLedger()
                 let mode: StopMode = round % 2 == 0 ? .drain : .discardPending
                 let echoQueue = DispatchQueue(label: "echo")
-                let loop = Spin(initialState: 0) {
+                let loop = try Spin(initialState: 0) {
                     Reducer(checker.next, effects: ledger.router(echoQueue: echoQueue))
                 }.start(options: SpinOptions(queue: queue, onEffectError: ledger.countError))
                 let tallies = Locked<[ProducerTally]>([])

@@ -31,11 +31,11 @@ extension StressSuite {
         // MARK: emit after stop
 
         @Test("emits after stop, from many threads, all answer .stopped and are counted", arguments: stressQueues)
-        func emitsAfterStopAnswerStoppedAndAreCounted(queue: QueueKind) async {
+        func emitsAfterStopAnswerStoppedAndAreCounted(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let checker = OrderChecker(producers: 8, contiguous: false)
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start(options: SpinOptions(queue: queue))
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start(options: SpinOptions(queue: queue))
                 #expect(loop.emit(Stamped(producer: 0, sequence: 0)) == .accepted)
                 let report = await loop.stop()
                 let perThread = 10_000
@@ -59,12 +59,12 @@ extension StressSuite {
 
         @Test("many concurrent stops while producers emit all return the same, consistent report",
               arguments: stressQueues)
-        func concurrentStopsReturnTheSameReport(queue: QueueKind) async {
+        func concurrentStopsReturnTheSameReport(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             for round in 0..<StressScale.rounds {
                 let producers = 4
                 let checker = OrderChecker(producers: producers)
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start(options: SpinOptions(queue: queue))
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start(options: SpinOptions(queue: queue))
                 let tallies = Recorder<ProducerTally>()
                 let stops = Recorder<StopReport>()
                 async let producing: Bool = onThreads(producers) { producer in
@@ -105,7 +105,7 @@ extension StressSuite {
 
         @Test("stops called from a queue feedback, an async effect and the reducer thread all complete",
               arguments: stressQueues)
-        func stopsFromInsideFeedbacksComplete(queue: QueueKind) async {
+        func stopsFromInsideFeedbacksComplete(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             for round in 0..<StressScale.rounds {
                 let holder = WeakLoop<Int, Stamped>()
@@ -113,7 +113,7 @@ extension StressSuite {
                 let producers = 2
                 let checker = OrderChecker(producers: producers)
                 let stopAt = 200 + round * 50
-                let loop = Spin(initialState: 0) {
+                let loop = try Spin(initialState: 0) {
                     Feedback<Int, Stamped>(effect: { count in
                         if count == stopAt, let loop = holder.loop {
                             Task { stops.append(await loop.stop()) }
@@ -167,7 +167,7 @@ extension StressSuite {
 
         @Test("releasing the last reference while threads emit: emits stay accepted, the loop drains and goes",
               arguments: stressQueues)
-        func releasingTheLoopWhileThreadsEmitDrainsIt(queue: QueueKind) async {
+        func releasingTheLoopWhileThreadsEmitDrainsIt(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             var checkedEvents = 0
             for round in 0..<StressScale.rounds {
@@ -181,7 +181,7 @@ extension StressSuite {
                 let gearDone = Flag()
                 let propagated = Counter()
                 do {
-                    var strong: SpinLoop<Int, Stamped>? = Spin(initialState: 0) {
+                    var strong: SpinLoop<Int, Stamped>? = try Spin(initialState: 0) {
                         Feedback<Int, Stamped>(attachedTo: gear, propagating: { (item: Int) -> Stamped? in
                             delivered.add()
                             return Stamped(producer: -1, sequence: item)
@@ -255,7 +255,7 @@ extension StressSuite {
 
         @Test("a very slow reducer keeps a full ring's memory bounded: .block waits, .dropNewest drops",
               arguments: [OverflowPolicy.block, .dropNewest])
-        func slowReducerKeepsTheRingBounded(policy: OverflowPolicy) async {
+        func slowReducerKeepsTheRingBounded(policy: OverflowPolicy) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let capacity = 64
@@ -263,7 +263,7 @@ extension StressSuite {
                 let perProducer = 1_500
                 let checker = OrderChecker(producers: producers, contiguous: policy == .block)
                 // It sleeps: on a thread of its own, not the shared pool.
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
                     usleep(100)  // a reducer 100 us per event, far slower than its producers
                     checker.observe(event)
                     return count + 1
@@ -313,7 +313,7 @@ extension StressSuite {
 
         @Test("stop returns while effects ignore cancellation and never finish; they are let go afterwards",
               arguments: stressQueues)
-        func stopReturnsWhileEffectsNeverFinish(queue: QueueKind) async {
+        func stopReturnsWhileEffectsNeverFinish(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let gates = OpenOnce()
@@ -331,7 +331,7 @@ extension StressSuite {
                         Reducer<Int, Int> { state, event in state + event }
                     }
                 }
-                let running = spins.map { $0.start(options: SpinOptions(queue: queue)) }
+                let running = try spins.map { try $0.start(options: SpinOptions(queue: queue)) }
                 let accepted = Counter()
                 let finished = await onThreads(4) { producer in
                     for index in 0..<2_000 where running[(index + producer) % loops].emit(1) == .accepted {

@@ -46,7 +46,7 @@ final class FanOutMember: Sendable {
     let mode: StopMode
     private let report = Locked<StopReport?>(nil)
 
-    init(id: Int, gear: Gear<GearItem>, queue: QueueKind, mode: StopMode) {
+    init(id: Int, gear: Gear<GearItem>, queue: QueueKind, mode: StopMode) throws {
         self.id = id
         self.mode = mode
         let checker = GearChecker()
@@ -55,7 +55,7 @@ final class FanOutMember: Sendable {
         self.checker = checker
         self.delivered = delivered
         self.crossed = crossed
-        loop = Spin(initialState: FanOutState()) {
+        loop = try Spin(initialState: FanOutState()) {
             // gear → loop: every item propagated while attached.
             Feedback<FanOutState, GearItem>(attachedTo: gear, propagating: { (item: GearItem) -> GearItem? in
                 delivered.add()
@@ -101,7 +101,7 @@ extension StressSuite {
     @Suite("Gear fan-out")
     struct GearFanOutStressTests {
         @Test("items crossing a gear while 16 spins start and stop arrive in order, gapless, accounted")
-        func itemsCrossingAGearWhileSpinsChurnArriveInOrder() async {
+        func itemsCrossingAGearWhileSpinsChurnArriveInOrder() async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let perProducer = max(1_000, StressScale.eventsPerQueue / 2_000)
@@ -111,16 +111,16 @@ extension StressSuite {
                 let gear = Gear<GearItem>()
                 let queues: [QueueKind] = [.lockFree, .bounded(capacity: 256, overflow: .block), .baseline]
                 var nextID = 0
-                func member(_ slot: Int) -> FanOutMember {
+                func member(_ slot: Int) throws -> FanOutMember {
                     defer { nextID += 1 }
                     // The steady spins drain at the end (they are checked
                     // for every item); every fourth replacement discards.
-                    return FanOutMember(
+                    return try FanOutMember(
                         id: nextID, gear: gear, queue: queues[nextID % queues.count],
                         mode: nextID >= steadySlots && nextID % 4 == 3 ? .discardPending : .drain)
                 }
                 let started = ContinuousClock.now
-                var live = (0..<slots).map { member($0) }
+                var live = try (0..<slots).map { try member($0) }
                 var retired: [FanOutMember] = []
                 #expect(gear.attachedCount == slots)
 
@@ -138,7 +138,7 @@ extension StressSuite {
                 while producersDone.current < producers {
                     let slot = steadySlots + churns % churnable
                     let old = live[slot]
-                    live[slot] = member(slot)
+                    live[slot] = try member(slot)
                     await old.stop()
                     retired.append(old)
                     churns += 1

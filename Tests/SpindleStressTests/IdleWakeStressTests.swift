@@ -60,8 +60,8 @@ extension StressSuite {
                 return state
             }
             do {
-                let running = (0..<loops).map { index in
-                    Spin(initialState: WakeState(), feedbacks: [], reducer: reducer)
+                let running = try (0..<loops).map { index in
+                    try Spin(initialState: WakeState(), feedbacks: [], reducer: reducer)
                         .start(options: SpinOptions(executor: executors[Self.kind(of: index)]!.executor(for: index)))
                 }
                 try await wakeAgainAndAgain(running, producers: producers, waves: waves, perWave: perWave, reducedBy: reducedBy)

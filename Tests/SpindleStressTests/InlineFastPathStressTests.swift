@@ -52,9 +52,9 @@ extension StressSuite {
             let reducedInPlace = Counter()
             var accepted = 0
             do {
-                let running = (0..<loops).map { index in
+                let running = try (0..<loops).map { index in
                     let mark = insideBlock[index % queues]
-                    return guardedSpin(guards[index], checkers[index], onReduce: {
+                    return try guardedSpin(guards[index], checkers[index], onReduce: {
                         if mark.isSet { reducedInPlace.add() }
                     }).start(options: SpinOptions(
                         executor: executors.executor(for: index),

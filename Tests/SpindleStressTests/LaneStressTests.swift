@@ -19,7 +19,7 @@ extension StressSuite {
     struct LaneStressTests {
         @Test("threads stream into 12 loops in turn, lanes come and go; nothing lost, each in order",
               .timeLimit(.minutes(5)))
-        func lanesComeAndGoAcrossLoops() async {
+        func lanesComeAndGoAcrossLoops() async throws {
             let baseline = await LiveBaseline.settle()
             let lanesLive = spindle_live_lanes()
             let lanesCreated = spindle_lanes_created()
@@ -32,8 +32,8 @@ extension StressSuite {
             let burst = 300
             do {
                 let checkers = (0..<loopCount).map { _ in OrderChecker(producers: producers) }
-                let loops = checkers.map {
-                    Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start()
+                let loops = try checkers.map {
+                    try Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start()
                 }
                 let accepted = (0..<loopCount).map { _ in Counter() }
                 let finished = await onThreads(producers, within: 240) { producer in
@@ -92,7 +92,7 @@ extension StressSuite {
         /// between its lane and the shared queue, and every lane freed.
         @Test("lanes earned in bursts and let go in lulls; nothing lost, each in order",
               .timeLimit(.minutes(5)))
-        func lanesEarnedInBurstsAndLetGoInLulls() async {
+        func lanesEarnedInBurstsAndLetGoInLulls() async throws {
             let baseline = await LiveBaseline.settle()
             let lanesLive = spindle_live_lanes()
             let lanesCreated = spindle_lanes_created()
@@ -103,7 +103,7 @@ extension StressSuite {
             let rounds = max(30, StressScale.rounds * 3)
             do {
                 let checker = OrderChecker(producers: producers)
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start()
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start()
                 let accepted = Counter()
                 let finished = await onThreads(producers, within: 240) { producer in
                     var random = SplitMix64(seed: UInt64(producer + 41))
@@ -159,7 +159,7 @@ extension StressSuite {
         /// returns, and every lane freed.
         @Test("closed loops over lanes, on the pool and on dedicated threads: the runner's wait before idling loses nothing",
               .timeLimit(.minutes(5)), arguments: [ExecutorKind.sharedPool, .dedicatedThread])
-        func closedLoopsOverLanes(executor: ExecutorKind) async {
+        func closedLoopsOverLanes(executor: ExecutorKind) async throws {
             let baseline = await LiveBaseline.settle()
             let lanesLive = spindle_live_lanes()
             let savedStreak = LaneTuning.streak
@@ -172,7 +172,7 @@ extension StressSuite {
                 for round in 0..<rounds {
                     let checkers = (0..<producers).map { _ in OrderChecker(producers: 1) }
                     let options = SpinOptions(executor: executor == .dedicatedThread ? .dedicatedThread : .sharedPool)
-                    let loops = checkers.map { Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start(options: options) }
+                    let loops = try checkers.map { try Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start(options: options) }
                     let accepted = (0..<producers).map { _ in Counter() }
                     let stoppedAt = (0..<producers).map { _ in Counter() }
                     async let producing: Bool = onThreads(producers, within: 240) { producer in
@@ -234,7 +234,7 @@ extension StressSuite {
         /// did not fail with that check removed.)
         @Test("a subscriber on a lane's thread sees every state its next emits make",
               .timeLimit(.minutes(2)))
-        func aSubscriptionBeforeLaneEmitsSeesEveryState() async {
+        func aSubscriptionBeforeLaneEmitsSeesEveryState() async throws {
             let baseline = await LiveBaseline.settle()
             let savedStreak = LaneTuning.streak
             LaneTuning.streak = 1
@@ -242,7 +242,7 @@ extension StressSuite {
             let rounds = max(20, StressScale.rounds)
             let perHalf = 5_000
             do {
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state + 1 }).start()
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state + 1 }).start()
                 let collectors = Locked<[Task<[Int], Never>]>([])
                 let finished = await onThreads(1, within: 60) { _ in
                     for _ in 0..<rounds {

@@ -15,7 +15,7 @@ struct LiveObjectsTests {
         let quiet = await eventually(within: 120) { SpindleLiveObjects.current.isEmpty }
         try #require(quiet, "live objects before the test (a leak of an earlier test?): \(SpindleLiveObjects.current)")
         do {
-            let loop = Spinner.initialState(0)
+            let loop = try Spinner.initialState(0)
                 .feedback(Feedback<Int, Int>(effect: { (_: Int) -> Int? in nil }))
                 .reducer(Reducer { state, event in state + event })
                 .start(options: SpinOptions(executor: executor == .dedicatedThread ? .dedicatedThread : .sharedPool))

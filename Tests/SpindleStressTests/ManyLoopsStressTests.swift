@@ -66,9 +66,9 @@ extension StressSuite {
             })
             let fates = (0..<loops).map { LoopFate.allCases[$0 % LoopFate.allCases.count] }
             let checkers = (0..<loops).map { _ in OrderChecker(producers: producers) }
-            var strong: [SpinLoop<Int, Stamped>?] = (0..<loops).map { index in
+            var strong: [SpinLoop<Int, Stamped>?] = try (0..<loops).map { index in
                 let checker = checkers[index]
-                return Spin(initialState: 0) {
+                return try Spin(initialState: 0) {
                     Feedback<Int, Stamped>(effect: { _ in nil })  // on the loop's executor
                     checker.reducer
                 }.start(options: SpinOptions(

@@ -75,7 +75,7 @@ extension StressSuite {
     @Suite("Observer hook under Thread Sanitizer")
     struct ObserverStressTests {
         @Test("every reduction, refusal and effect run is reported, in order", arguments: stressQueues)
-        func observedLoopReportsEverything(queue: QueueKind) async {
+        func observedLoopReportsEverything(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 let producers = 4
@@ -90,7 +90,7 @@ extension StressSuite {
                         }),
                     ],
                     reducer: Reducer { count, _ in count + 1 })
-                let loop = spin.observed(by: observer).start(options: SpinOptions(queue: queue))
+                let loop = try spin.observed(by: observer).start(options: SpinOptions(queue: queue))
                 let tallies = Recorder<ProducerTally>()
                 let stopper = Task {
                     // Stop while the producers are still emitting.

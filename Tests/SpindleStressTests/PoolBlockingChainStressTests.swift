@@ -38,7 +38,7 @@ extension StressSuite {
             for index in (0..<links).reversed() {
                 let checker = checkers[index]
                 let next = chain.first
-                let loop = Spin(initialState: LinkState()) {
+                let loop = try Spin(initialState: LinkState()) {
                     Feedback<LinkState, Stamped>(effect: { (state: LinkState) -> Stamped? in
                         if let next, let event = state.last, next.emit(event) != .accepted { refused.add() }
                         return nil

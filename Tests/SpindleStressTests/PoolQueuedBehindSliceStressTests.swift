@@ -26,7 +26,7 @@ extension StressSuite {
             let baseline = await LiveBaseline.settle()
             let rounds = max(2_000, StressScale.rounds * 100)
             let pool = try ReducerPool(threads: 2, name: "queued-behind")
-            let (finished, stalled) = await Self.run(rounds: rounds, on: pool)
+            let (finished, stalled) = try await Self.run(rounds: rounds, on: pool)
             #expect(finished, "the rounds did not finish")
             #expect(stalled == 0, "a loop waited in the ready queue while the pool's other thread slept")
             try await pool.shutdown()
@@ -35,19 +35,19 @@ extension StressSuite {
 
         /// Runs the rounds and stops both loops (released on return);
         /// answers whether the rounds finished and how many waits stalled.
-        private static func run(rounds: Int, on pool: ReducerPool) async -> (Bool, Int) {
+        private static func run(rounds: Int, on pool: ReducerPool) async throws -> (Bool, Int) {
             let options = SpinOptions(executor: .pool(pool))
             let targetReduced = DispatchSemaphore(value: 0)
             let roundDone = DispatchSemaphore(value: 0)
             let stalled = Counter()
 
-            let target = Spin(initialState: 0) {
+            let target = try Spin(initialState: 0) {
                 Reducer<Int, Int> { state, _ in
                     targetReduced.signal()
                     return state + 1
                 }
             }.start(options: options)
-            let waiter = Spin(initialState: 0) {
+            let waiter = try Spin(initialState: 0) {
                 // On the pool (the default placement), after each reduction:
                 // the slice cannot end before the target has run.
                 Feedback<Int, Int>(effect: { (state: Int) -> Int? in

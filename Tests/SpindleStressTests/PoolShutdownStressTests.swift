@@ -46,8 +46,8 @@ extension StressSuite {
                 }
             }
             let checkers = (0..<loops).map { _ in OrderChecker(producers: producers) }
-            let running = (0..<loops).map { index in
-                spin(checkers[index]).start(options: SpinOptions(
+            let running = try (0..<loops).map { index in
+                try spin(checkers[index]).start(options: SpinOptions(
                     executor: .pool(pool), queue: Self.queues[index % Self.queues.count], maxBatch: 32))
             }
             #expect(pool.liveLoops == loops)
@@ -91,7 +91,9 @@ extension StressSuite {
             async let starting: Bool = onThreads(1) { _ in
                 while !shuttingDown.isRaised { usleep(50) }
                 while true {
-                    let loop = spin(OrderChecker(producers: 1)).start(options: SpinOptions(executor: .pool(pool)))
+                    // As a bridge starts one: a refusal is a loop stopped
+                    // from birth, which must answer as one.
+                    let loop = SpinLoop(spin: spin(OrderChecker(producers: 1)), options: SpinOptions(executor: .pool(pool)))
                     if let error = loop.startError {
                         refusals.withLock { $0.append(error) }
                         if !loop.isStopped || loop.emit(Stamped(producer: 0, sequence: 0)) != .stopped {
@@ -143,9 +145,9 @@ extension StressSuite {
             // The pool takes no more loops.
             let spinAfter = spin(OrderChecker(producers: 1))
             #expect(throws: SpinExecutorError.poolShutDown(pool: poolName)) {
-                try spinAfter.tryStart(options: SpinOptions(executor: .pool(pool)))
+                try spinAfter.start(options: SpinOptions(executor: .pool(pool)))
             }
-            let refused = spinAfter.start(options: SpinOptions(executor: .pool(pool)))
+            let refused = try spinAfter.start(options: SpinOptions(executor: .pool(pool)))
             #expect(refused.startError == .poolShutDown(pool: poolName))
             #expect(refused.emit(Stamped(producer: 0, sequence: 0)) == .stopped)
             return accepted

@@ -135,8 +135,8 @@ extension StressSuite {
                 let itemsPerProducer = max(2_000, StressScale.eventsPerQueue / 1_000)
                 let guards = (0..<loops).map { _ in RunnerGuard() }
                 let checkers = (0..<loops).map { _ in OrderChecker(producers: producers) }
-                let running = (0..<loops).map { index in
-                    guardedSpin(guards[index], checkers[index]).start(options: SpinOptions(
+                let running = try (0..<loops).map { index in
+                    try guardedSpin(guards[index], checkers[index]).start(options: SpinOptions(
                         executor: executors.executor(for: index),
                         queue: index % 2 == 0 ? .lockFree : .bounded(capacity: 32, overflow: .block),
                         maxBatch: 8))

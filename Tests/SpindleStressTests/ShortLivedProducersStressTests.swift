@@ -14,7 +14,7 @@ extension StressSuite {
     struct ShortLivedProducersStressTests {
         @Test("waves of 64 threads each emit a burst and exit; nothing lost, each in order",
               .timeLimit(.minutes(5)), arguments: stressQueues)
-        func shortLivedThreadsEmitBurstsAndExit(queue: QueueKind) async {
+        func shortLivedThreadsEmitBurstsAndExit(queue: QueueKind) async throws {
             let baseline = await LiveBaseline.settle()
             // Lanes (the default queue): a thread here may take one and then
             // exits; its lane must be freed (process-wide count: the stress
@@ -25,7 +25,7 @@ extension StressSuite {
             let burst = 1_000
             do {
                 let checker = OrderChecker(producers: threadsPerWave * waves)
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
                     .start(options: SpinOptions(queue: queue))
                 let tallies = Recorder<ProducerTally>()
                 for wave in 0..<waves {

@@ -13,12 +13,12 @@ final class SoakTarget: Sendable {
     /// Producers that were answered `.stopped` and moved on to the next loop.
     let movedOn = Counter()
 
-    init(generation: Int, queue: QueueKind, producers: Int) {
+    init(generation: Int, queue: QueueKind, producers: Int) throws {
         self.generation = generation
         let checker = OrderChecker(producers: producers)
         self.checker = checker
         accepted = (0..<producers).map { _ in Counter() }
-        loop = Spin(initialState: 0) {
+        loop = try Spin(initialState: 0) {
             // A feedback on a queue sees every state (no events back).
             Feedback<Int, Stamped>(effect: { (_: Int) -> Stamped? in nil }, on: DispatchQueue(label: "soak.feedback"))
             checker.reducer
@@ -36,7 +36,7 @@ extension StressSuite {
     @Suite("Soak (SPINDLE_SOAK=1)", .enabled(if: StressScale.soakEnabled))
     struct SoakTests {
         @Test("a full-rate soak keeps every loop's books and a flat RSS")
-        func fullRateSoakKeepsAFlatResidentSetSize() async {
+        func fullRateSoakKeepsAFlatResidentSetSize() async throws {
             let baseline = await LiveBaseline.settle()
             let seconds = StressScale.soakSeconds
             let warmUp = max(5, seconds / 6)
@@ -45,7 +45,7 @@ extension StressSuite {
             var samples: [Int] = []
             do {
                 let queues = stressQueues
-                let current = Locked(SoakTarget(generation: 0, queue: queues[0], producers: producers))
+                let current = Locked(try SoakTarget(generation: 0, queue: queues[0], producers: producers))
                 let done = Flag()
                 async let producing: Bool = onThreads(producers, within: Double(seconds) + 300) { producer in
                     var target = current.withLock { $0 }
@@ -85,7 +85,7 @@ extension StressSuite {
                     if second == warmUp { postWarmUp = samples.last ?? -1 }
                     if second % 2 == 0 {
                         generation += 1
-                        let next = SoakTarget(generation: generation, queue: queues[generation % queues.count], producers: producers)
+                        let next = try SoakTarget(generation: generation, queue: queues[generation % queues.count], producers: producers)
                         let old = current.withLock { target -> SoakTarget in
                             defer { target = next }
                             return target

@@ -47,7 +47,7 @@ extension StressSuite {
         }
 
         @Test("start/stop cycles with feedbacks in flight leak no loop, thread, worker, queue or task")
-        func startStopCyclesLeakNothing() async {
+        func startStopCyclesLeakNothing() async throws {
             let baseline = await LiveBaseline.settle()
             let cycles = StressScale.cycles
             let externalPerCycle = 8
@@ -58,7 +58,7 @@ extension StressSuite {
 
             for cycle in 0..<cycles {
                 let queue = Self.cycleQueues[cycle % Self.cycleQueues.count]
-                let loop = Self.spin.start(options: SpinOptions(queue: queue))
+                let loop = try Self.spin.start(options: SpinOptions(queue: queue))
                 var accepted = 0
                 for _ in 0..<externalPerCycle where loop.emit(.external) == .accepted { accepted += 1 }
                 if cycle % 8 == 7 {

@@ -26,7 +26,7 @@ extension StressSuite {
                 let producers = 4
                 let perProducer = max(2_000, StressScale.rounds * 1_000)
                 let checker = OrderChecker(producers: producers)
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
                     .start(options: SpinOptions(queue: queue))
 
                 // Two full readers, subscribed before any event.

@@ -15,10 +15,10 @@ extension StressSuite {
         @Test(
             "every emit racing a stop is accepted-and-accounted or stopped, with exact arithmetic",
             arguments: queues, [StopMode.drain, .discardPending])
-        func emitsRacingStopAreAcceptedAndAccountedOrStopped(queue: QueueKind, mode: StopMode) async {
+        func emitsRacingStopAreAcceptedAndAccountedOrStopped(queue: QueueKind, mode: StopMode) async throws {
             let baseline = await LiveBaseline.settle()
-            let (checked, raced) = await raceRounds(StressScale.rounds) { round in
-                await raceOneStop(queue: queue, mode: mode, round: round)
+            let (checked, raced) = try await raceRounds(StressScale.rounds) { round in
+                try await raceOneStop(queue: queue, mode: mode, round: round)
             }
             #expect(raced == StressScale.rounds, "the stop met the producers mid-stream in only \(raced) of \(StressScale.rounds * 20) rounds")
             reportTotal("stop-race-events", queue: name(of: queue), checked)
@@ -29,13 +29,13 @@ extension StressSuite {
         /// stop that lands after a round-dependent number of reductions.
         /// - Returns: the events accepted (all accounted for), or nil when the
         ///   stop did not race the producers (one had used all its slots).
-        private func raceOneStop(queue: QueueKind, mode: StopMode, round: Int) async -> Int? {
+        private func raceOneStop(queue: QueueKind, mode: StopMode, round: Int) async throws -> Int? {
             let producers = 4
             let limit = 200_000  // per producer: a bound for the payload slots
             let payloads = PayloadSlots(producers: producers, perProducer: limit)
             let dropping = queue == .bounded(capacity: 64, overflow: .dropNewest)
             let checker = OrderChecker(producers: producers, contiguous: true, payloads: payloads)
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
                 .start(options: SpinOptions(queue: queue))
             let tallies = Recorder<ProducerTally>()
             let extraStoppedProbes = 16

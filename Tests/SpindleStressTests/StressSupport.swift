@@ -369,13 +369,13 @@ enum ProcessProbe {
 /// producer finished) proves nothing either way, so it is run again, never
 /// failed; its other checks (conservation, order) still ran.
 func raceRounds(
-    _ wanted: Int, _ round: (_ index: Int) async -> Int?
-) async -> (total: Int, raced: Int) {
+    _ wanted: Int, _ round: (_ index: Int) async throws -> Int?
+) async rethrows -> (total: Int, raced: Int) {
     var total = 0
     var raced = 0
     var attempt = 0
     while raced < wanted, attempt < wanted * 20 {
-        if let checked = await round(attempt) {
+        if let checked = try await round(attempt) {
             total += checked
             raced += 1
         }

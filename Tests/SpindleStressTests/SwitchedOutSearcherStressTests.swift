@@ -27,8 +27,8 @@ extension StressSuite {
             let holds = Counter()
             do {
                 let checkers = (0..<2).map { _ in OrderChecker(producers: producers) }
-                let loops = checkers.map { checker in
-                    Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+                let loops = try checkers.map { checker in
+                    try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
                         .start(options: SpinOptions(executor: .pool(pool)))
                 }
                 let tallies = Recorder<[ProducerTally]>()

@@ -40,11 +40,11 @@ extension StressSuite {
         /// each slot *after* emitting its event, so nothing orders that
         /// write before the reducer's read. (The stress tests write before
         /// the emit; there the queue's happens-before edge orders them.)
-        @Test func payloadWrittenAfterTheEmitIsReported() async {
+        @Test func payloadWrittenAfterTheEmitIsReported() async throws {
             let perProducer = 20_000
             let payloads = PayloadSlots(producers: 1, perProducer: perProducer)
             let checker = OrderChecker(producers: 1, payloads: payloads)
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start()
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start()
             await onThreads(1) { producer in
                 for sequence in 0..<perProducer {
                     loop.emit(Stamped(producer: producer, sequence: sequence))

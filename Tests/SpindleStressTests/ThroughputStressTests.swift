@@ -11,14 +11,14 @@ extension StressSuite {
         @Test(
             "every accepted event is reduced once, in producer order, with its payload",
             arguments: stressQueues, [1, 2, 4, 8])
-        func everyAcceptedEventIsReducedOnceInProducerOrder(queue: QueueKind, producers: Int) async {
+        func everyAcceptedEventIsReducedOnceInProducerOrder(queue: QueueKind, producers: Int) async throws {
             let baseline = await LiveBaseline.settle()
             do {
                 // The per-queue total is split evenly over the four producer counts.
                 let perProducer = StressScale.eventsPerQueue / 4 / producers
                 let payloads = PayloadSlots(producers: producers, perProducer: perProducer)
                 let checker = OrderChecker(producers: producers, payloads: payloads)
-                let loop = Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
+                let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer)
                     .start(options: SpinOptions(queue: queue))
                 let tallies = Recorder<ProducerTally>()
 

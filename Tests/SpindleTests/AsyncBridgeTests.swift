@@ -18,7 +18,7 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
 
 @Suite struct StreamFeedbackTests {
     @Test(arguments: allQueueKinds)
-    func streamFeedbackSeesEveryStateInOrderAndItsEventsAreReduced(queue: QueueKind) async {
+    func streamFeedbackSeesEveryStateInOrderAndItsEventsAreReduced(queue: QueueKind) async throws {
         let seen = Recorder<Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(streamEffect: { states in
@@ -29,7 +29,7 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.start(options: SpinOptions(queue: queue))
+        let loop = try spin.start(options: SpinOptions(queue: queue))
         #expect(await eventually { seen.count == 51 })
         #expect(seen.values == Array(0...50))
         #expect(await eventually { loop.state == 50 })  // `state` is published after the batch: it may lag what the feedback saw
@@ -37,7 +37,7 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
         await loop.stop()
     }
 
-    @Test func stopFinishesTheStreamAndCancelsTheRunWithNothingLeftLive() async {
+    @Test func stopFinishesTheStreamAndCancelsTheRunWithNothingLeftLive() async throws {
         let probes = ReleaseProbes()
         let ended = Recorder<String>()
         do {
@@ -59,7 +59,7 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
                     return state + event
                 }
             }
-            let loop = spin.start()
+            let loop = try spin.start()
             loop.emit(1)
             loop.emit(2)
             #expect(await eventually { loop.state == 13 })
@@ -74,7 +74,7 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
         #expect(await eventually { probes.live == 0 }, "\(probes.live) of the loop's closures still held")
     }
 
-    @Test func aThrowingSequenceIsReportedAndTheLoopKeepsRunning() async {
+    @Test func aThrowingSequenceIsReportedAndTheLoopKeepsRunning() async throws {
         struct Failure: Error {}
         let errors = Recorder<Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
@@ -87,7 +87,7 @@ private func countingSpin(gear: Gear<Int>, limit: Int = 1_000_000) -> Spin<Int, 
             })
             Reducer { state, event in state + event }
         }
-        let loop = spin.start(options: SpinOptions(onEffectError: { errors.append($0.feedbackIndex) }))
+        let loop = try spin.start(options: SpinOptions(onEffectError: { errors.append($0.feedbackIndex) }))
         loop.emit(1)
         #expect(await eventually { errors.values == [1] })
         loop.emit(5)

@@ -14,7 +14,7 @@ import SpindleTestSupport
     @Test(arguments: ExecutorKind.allCases, allQueueKinds)
     func batchesKeepTheirOrderAndTheirPlaceAmongSingleEmits(executor: ExecutorKind, queue: QueueKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Self.appending().start(options: SpinOptions(executor: executor, queue: queue))
+            let loop = try Self.appending().start(options: SpinOptions(executor: executor, queue: queue))
             // On a thread of its own: 700 events overfill a 256-slot
             // `.block` queue, whose emits then wait, and a cooperative
             // thread must never wait (the suite's other tests need them).
@@ -42,7 +42,7 @@ import SpindleTestSupport
     @Test(arguments: ExecutorKind.allCases, allQueueKinds)
     func aBatchAfterStopIsRefusedWhole(executor: ExecutorKind, queue: QueueKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Self.appending().start(options: SpinOptions(executor: executor, queue: queue))
+            let loop = try Self.appending().start(options: SpinOptions(executor: executor, queue: queue))
             loop.emit(contentsOf: [1, 2, 3])
             _ = await loop.stop()
             let result = loop.emit(contentsOf: [4, 5, 6, 7])
@@ -68,7 +68,7 @@ import SpindleTestSupport
     func dropNewestAcceptsWhatFitsAndDropsTheRestOfTheBatch(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let latch = Latch()
-            let loop = Self.blocking(latch).start(options: SpinOptions(
+            let loop = try Self.blocking(latch).start(options: SpinOptions(
                 executor: executor, queue: .bounded(capacity: 8, overflow: .dropNewest)))
             loop.emit(0)
             #expect(await eventually { latch.isBlocked })
@@ -86,7 +86,7 @@ import SpindleTestSupport
     func blockWaitsForSpaceAndAcceptsTheWholeBatchInOrder(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let latch = Latch()
-            let loop = Self.blocking(latch).start(options: SpinOptions(
+            let loop = try Self.blocking(latch).start(options: SpinOptions(
                 executor: executor, queue: .bounded(capacity: 8, overflow: .block)))
             loop.emit(0)
             #expect(await eventually { latch.isBlocked })
@@ -111,7 +111,7 @@ import SpindleTestSupport
     func aBatchBlockedOnAFullRingIsPartlyAcceptedAndTheRestStoppedWhenTheLoopStops(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let latch = Latch()
-            let loop = Self.blocking(latch).start(options: SpinOptions(
+            let loop = try Self.blocking(latch).start(options: SpinOptions(
                 executor: executor, queue: .bounded(capacity: 4, overflow: .block)))
             loop.emit(0)
             #expect(await eventually { latch.isBlocked })
@@ -141,7 +141,7 @@ import SpindleTestSupport
                 if state == [0] { box.emitted.store(box.loop?.emit(contentsOf: [1, 2, 3]).accepted ?? -1, ordering: .sequentiallyConsistent) }
                 return nil
             })
-            let loop = Spin(initialState: [], feedbacks: [emitFromRunner], reducer: Reducer { state, event in state + [event] })
+            let loop = try Spin(initialState: [], feedbacks: [emitFromRunner], reducer: Reducer { state, event in state + [event] })
                 .start(options: SpinOptions(executor: executor, queue: .bounded(capacity: 2, overflow: .block)))
             box.loop = loop
             loop.emit(0)

@@ -18,7 +18,7 @@ import SpindleTestSupport
     func dropNewestRefusesExactlyWhatDoesNotFit(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let latch = Latch()
-            let loop = blockedSpin(latch).start(options: SpinOptions(
+            let loop = try blockedSpin(latch).start(options: SpinOptions(
                 executor: executor, queue: .bounded(capacity: 8, overflow: .dropNewest)))
             loop.emit(.increment)
             #expect(await eventually { latch.isBlocked })
@@ -38,7 +38,7 @@ import SpindleTestSupport
     func blockWaitsForSpaceAndLosesNothing(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let latch = Latch()
-            let loop = blockedSpin(latch).start(options: SpinOptions(
+            let loop = try blockedSpin(latch).start(options: SpinOptions(
                 executor: executor, queue: .bounded(capacity: 8, overflow: .block)))
             loop.emit(.increment)
             #expect(await eventually { latch.isBlocked })
@@ -71,7 +71,7 @@ import SpindleTestSupport
     func aProducerBlockedOnAFullRingGetsStoppedWhenTheLoopStops(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let latch = Latch()
-            let loop = blockedSpin(latch).start(options: SpinOptions(
+            let loop = try blockedSpin(latch).start(options: SpinOptions(
                 executor: executor, queue: .bounded(capacity: 4, overflow: .block)))
             loop.emit(.increment)
             #expect(await eventually { latch.isBlocked })
@@ -100,7 +100,7 @@ import SpindleTestSupport
         try await executor.withExecutor { executor in
             // The inline feedback emits one event per state while producers
             // keep the 4-slot ring full: its emits go to the loop's local queue.
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     state < 20_000 ? .increment : nil
                 }).executeOnReducerThread()

@@ -36,7 +36,7 @@ let orderReducer = Reducer<OrderState, Stamped> { state, event in
 
     private func expectEveryEventReducedInOrder(producers: Int, executor: SpinExecutor, queue: QueueKind) async throws {
         let perProducer = 10_000
-        let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
+        let loop = try Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
             .start(options: SpinOptions(executor: executor, queue: queue))
         let accepted = Recorder<Int>()
         let finished = await onThreads(producers) { producer in
@@ -61,7 +61,7 @@ let orderReducer = Reducer<OrderState, Stamped> { state, event in
     func producersRacingStopGetAcceptedOrStoppedAndNothingAcceptedIsLost(executor: ExecutorKind, queue: QueueKind) async throws {
         try await executor.withExecutor { executor in
             let producers = 4
-            let loop = Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
+            let loop = try Spin(initialState: OrderState(producers: producers), feedbacks: [], reducer: orderReducer)
                 .start(options: SpinOptions(executor: executor, queue: queue))
             let accepted = Recorder<Int>()
             let other = Recorder<EmitResult>()

@@ -33,7 +33,7 @@ struct CooperativePoolTests {
                     if firstReduction.add() == 1 { latch.block() }
                     return state + event
                 })
-            let loop = spin.start(options: SpinOptions(
+            let loop = try spin.start(options: SpinOptions(
                 executor: spinExecutor, queue: .bounded(capacity: 1, overflow: .block)))
             // Every emitter has come to emit while the runner is held:
             // emitters blocked on the full ring would hold every cooperative

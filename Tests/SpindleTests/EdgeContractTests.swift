@@ -63,7 +63,7 @@ struct EdgeContractTests {
             ],
             reducer: Reducer { state, event in event == marker ? state : state + event }
         ).observed(by: observer)
-        let loop = spin.start(options: SpinOptions(queue: queue))
+        let loop = try spin.start(options: SpinOptions(queue: queue))
         #expect(await eventually { observer.latch.isBlocked })
         let producer = await onThread { (0..<100).map { _ in loop.emit(1) } }
         let accepted = producer.filter { $0 == .accepted }.count
@@ -87,9 +87,9 @@ struct EdgeContractTests {
     /// dispatches effects to that route (which takes the router's lock) and
     /// other events are reduced. The blocked run's handler, and those
     /// queued behind it, run once the hook returns.
-    @Test func aRouterRunHookThatBlocksHoldsUpOnlyItsRoute() async {
+    @Test func aRouterRunHookThatBlocksHoldsUpOnlyItsRoute() async throws {
         let observer = BlockingRunStartObserver()
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Reducer(tallyNext, effects: workRouter)
         }.observed(by: observer).start()
         loop.emit(.request(1))
@@ -114,7 +114,7 @@ struct EdgeContractTests {
             var feedback = Feedback<Int, Int>(effect: { (state: Int) -> Int? in seen.append(state); return nil })
                 .delivering(.latestState)
             if onQueue { feedback = feedback.execute(on: queue) }
-            let loop = Spin<Int, Int>(initialState: 0, feedbacks: [feedback], reducer: Reducer { $0 + $1 })
+            let loop = try Spin<Int, Int>(initialState: 0, feedbacks: [feedback], reducer: Reducer { $0 + $1 })
                 .start(options: SpinOptions(executor: spinExecutor))
             loop.emit(1)
             #expect(await eventually { seen.values.last == 1 })

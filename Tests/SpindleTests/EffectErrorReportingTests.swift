@@ -9,9 +9,9 @@ private struct EffectFailure: Error, Equatable {}
 // index, the underlying error), passed to onEffectError, and the loop keeps
 // running.
 @Suite struct EffectErrorReportingTests {
-    @Test func aThrownEffectErrorReachesTheHookAndTheLoopKeepsRunning() async {
+    @Test func aThrownEffectErrorReachesTheHookAndTheLoopKeepsRunning() async throws {
         let errors = Recorder<EffectError>()
-        let loop = Spin(initialState: Levels(left: 0, right: 10)) {
+        let loop = try Spin(initialState: Levels(left: 0, right: 10)) {
             Feedback(effect: leftEffect)
             Feedback(effect: { (state: Levels) async throws -> LevelsEvent? in
                 if state == Levels(left: 10, right: 10) { throw EffectFailure() }

@@ -50,9 +50,9 @@ struct TroubleRouter {
 
 extension EffectsAsData {
 @Suite struct EffectRouterStopTests {
-    @Test func anUnhandledEffectIsReportedAndCountedAndTheLoopGoesOn() async {
+    @Test func anUnhandledEffectIsReportedAndCountedAndTheLoopGoesOn() async throws {
         let errors = Recorder<EffectError>()
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Feedback<Tally, TaskEvent>(effect: { _ in nil })
             Reducer(troubleNext { _ in [.nobodyHandlesThis, .work(1)] }, effects: workRouter)
         }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
@@ -73,9 +73,9 @@ extension EffectsAsData {
         #expect(statistics.effectsDispatched == 4 && statistics.effectsHandled == 2)
     }
 
-    @Test func aThrowingAsyncHandlerIsReportedAndTheLoopKeepsRunning() async {
+    @Test func aThrowingAsyncHandlerIsReportedAndTheLoopKeepsRunning() async throws {
         let errors = Recorder<EffectError>()
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Reducer(troubleNext { [.fail($0)] }, effects: TroubleRouter().router)
         }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
         for value in 0..<10 { loop.emit(.request(value)) }
@@ -90,11 +90,11 @@ extension EffectsAsData {
         #expect(loop.statistics.effectErrors == 5)
     }
 
-    @Test func stopDiscardsPendingEffectsCancelsRunningHandlersAndRejectsLateEvents() async {
+    @Test func stopDiscardsPendingEffectsCancelsRunningHandlersAndRejectsLateEvents() async throws {
         let trouble = TroubleRouter()
         // Route 2's queue is held by `.block`; the five `.block`s behind it
         // are pending at stop. `.wait` runs until cancelled.
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Reducer(troubleNext { _ in [.wait] + Array(repeating: .block, count: 6) }, effects: trouble.router)
         }.start()
         loop.emit(.request(0))
@@ -130,7 +130,7 @@ extension EffectsAsData {
     /// has not returned yet; the first call takes long enough that a stop
     /// which did not wait for it would return first.
     @Test("no handler is called after stop returns, sync or async", arguments: [false, true])
-    func noHandlerIsCalledAfterStopReturns(async: Bool) async {
+    func noHandlerIsCalledAfterStopReturns(async: Bool) async throws {
         let lateCalls = Counter()
         for _ in 0..<20 {
             // This round's: a handler of a later round must not lower it.
@@ -155,7 +155,7 @@ extension EffectsAsData {
                     try? await Task.sleep(for: .seconds(3_600))
                     return nil
                 }
-            let loop = Spin(initialState: Tally()) {
+            let loop = try Spin(initialState: Tally()) {
                 Reducer(troubleNext { value in async ? [.fail(value)] : [.work(value)] }, effects: router)
             }.start()
             for value in 0..<50 { loop.emit(.request(value)) }
@@ -170,7 +170,7 @@ extension EffectsAsData {
         #expect(lateCalls.current == 0, "\(lateCalls.current) handler calls after stop returned")
     }
 
-    @Test func loopsWithEffectsLetGoOfEverythingTheyRan() async {
+    @Test func loopsWithEffectsLetGoOfEverythingTheyRan() async throws {
         // This test's own objects, not the process-wide live counts, which
         // other suites' loops move meanwhile: each closure the loops hold
         // carries a probe, and each waiting handler records its end.
@@ -193,7 +193,7 @@ extension EffectsAsData {
                 }) { _ in .done(0) })
             }
             for round in 0..<3 {
-                let loop = spin.start(options: SpinOptions(onEffectError: { _ in }))
+                let loop = try spin.start(options: SpinOptions(onEffectError: { _ in }))
                 loop.emit(.request(round))
                 #expect(await eventually { loop.state.done.count == 2 && trouble.waiting.count == round + 1 })
                 await loop.stop()

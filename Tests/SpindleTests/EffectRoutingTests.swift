@@ -11,14 +11,14 @@ import SpindleTestSupport
 
 extension EffectsAsData {
 @Suite struct EffectRoutingTests {
-    @Test func routeCaseTellsApartCasesWhosePayloadsHaveTheSameType() async {
+    @Test func routeCaseTellsApartCasesWhosePayloadsHaveTheSameType() async throws {
         let errors = Recorder<EffectError>()
         // `.work`, `.fail` and `.stream` all carry an Int.
         let router = EffectRouter<TaskEffect, TaskEvent>(name: "tasks")
             .routeCase(TaskEffect.work) { value in .done(value) }
             .routeCase(TaskEffect.fail) { value in .done(-value) }
             .routeEffects(equalTo: .block) { .done(0) }
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Reducer(troubleNext { [.work($0), .stream($0), .fail($0), .block, .nobodyHandlesThis] }, effects: router)
         }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
         loop.emit(.request(7))
@@ -33,7 +33,7 @@ extension EffectsAsData {
         #expect(loop.statistics.effectsHandled == 3 && loop.statistics.unhandledEffects == 2)
     }
 
-    @Test func routeCaseAndRouteEffectsTakeAsyncAndEmittingHandlers() async {
+    @Test func routeCaseAndRouteEffectsTakeAsyncAndEmittingHandlers() async throws {
         let router = EffectRouter<TaskEffect, TaskEvent>()
             .routeCase(TaskEffect.work) { value async in
                 await Task.yield()
@@ -47,7 +47,7 @@ extension EffectsAsData {
                 emitter.emit(.done(300))
                 emitter.emit(.done(301))
             })
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Reducer(troubleNext { [.work($0), .stream(3), .wait, .block] }, effects: router)
         }.start()
         loop.emit(.request(1))
@@ -57,7 +57,7 @@ extension EffectsAsData {
         #expect(loop.statistics.effectsHandled == 4 && loop.statistics.unhandledEffects == 0)
     }
 
-    @Test func theFallbackTakesOnlyWhatNoOtherRouteClaims() async {
+    @Test func theFallbackTakesOnlyWhatNoOtherRouteClaims() async throws {
         let errors = Recorder<EffectError>()
         let fallen = Recorder<TaskEffect>()
         // Added first, yet offered only the effects the others leave.
@@ -67,7 +67,7 @@ extension EffectsAsData {
                 return effect == .nobodyHandlesThis ? .done(99) : nil
             }
             .routeCase(TaskEffect.work) { value in .done(value) }
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Reducer(troubleNext { [.work($0), .record("r"), .nobodyHandlesThis] }, effects: router)
         }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
         loop.emit(.request(4))
@@ -89,7 +89,7 @@ extension EffectsAsData {
                 second.append(value)
                 return .done(value)
             }
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Feedback<Tally, TaskEvent>(effect: { _ in nil })
             Reducer(troubleNext { [.work($0), .nobodyHandlesThis] }, effects: router)
         }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
@@ -114,12 +114,12 @@ extension EffectsAsData {
         #expect(statistics.effectErrors == 2)
     }
 
-    @Test func aRoutersErrorsNameItAndAFeedbacksErrorsNameNoRouter() async {
+    @Test func aRoutersErrorsNameItAndAFeedbacksErrorsNameNoRouter() async throws {
         struct Boom: Error {}
         let errors = Recorder<EffectError>()
         let router = EffectRouter<TaskEffect, TaskEvent>(name: "search")
             .routeCase(TaskEffect.fail) { (_: Int) async throws -> TaskEvent? in throw Boom() }
-        let loop = Spin(initialState: Tally()) {
+        let loop = try Spin(initialState: Tally()) {
             Feedback<Tally, TaskEvent>(effect: { (state: Tally) async throws -> TaskEvent? in
                 if state.requested == 0 { throw Boom() }
                 return nil

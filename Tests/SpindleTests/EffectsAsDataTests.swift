@@ -92,7 +92,7 @@ extension EffectsAsData {
     @Test(arguments: allExecutors, allQueueKinds)
     func aSpinWithOnlyEffectsRunsThemAndReducesTheirEvents(executor: ExecutorKind, queue: QueueKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Spin(initialState: Tally()) {
+            let loop = try Spin(initialState: Tally()) {
                 Reducer(tallyNext, effects: workRouter)
             }.start(options: SpinOptions(executor: executor, queue: queue))
             // On a thread of its own: with the effects' events, 200 requests
@@ -110,8 +110,8 @@ extension EffectsAsData {
         }
     }
 
-    @Test func spinnerSyntaxTakesAReducerWithEffects() async {
-        let loop = Spinner.initialState(Tally())
+    @Test func spinnerSyntaxTakesAReducerWithEffects() async throws {
+        let loop = try Spinner.initialState(Tally())
             .reducer(Reducer(tallyNext, effects: workRouter))
             .start()
         loop.emit(.requestMany([5, 6]))
@@ -148,7 +148,7 @@ extension EffectsAsData {
                     recorded.append(line)
                     return nil
                 }
-            let loop = Spin(initialState: Tally()) {
+            let loop = try Spin(initialState: Tally()) {
                 // A state-driven feedback: ticks once when the third result is in.
                 Feedback<Tally, TaskEvent>(effect: { state in
                     statesSeen.append(state.done.count)
@@ -168,7 +168,7 @@ extension EffectsAsData {
         }
     }
 
-    @Test func eachRoutesSyncHandlersRunAndAreReducedInDispatchOrder() async {
+    @Test func eachRoutesSyncHandlersRunAndAreReducedInDispatchOrder() async throws {
         let evens = DispatchQueue(label: "evens")
         let odds = DispatchQueue(label: "odds")
         let router = EffectRouter<TaskEffect, TaskEvent>()
@@ -180,7 +180,7 @@ extension EffectsAsData {
             }, on: odds) { value in
                 .done(value)
             }
-        let loop = Spin(initialState: Tally()) { Reducer(tallyNext, effects: router) }.start()
+        let loop = try Spin(initialState: Tally()) { Reducer(tallyNext, effects: router) }.start()
         // Several effects per reduction, and many reductions.
         for batch in 0..<100 { loop.emit(.requestMany(Array(batch * 10..<batch * 10 + 10))) }
         #expect(await eventually { loop.state.done.count == 1_000 })
@@ -190,7 +190,7 @@ extension EffectsAsData {
         #expect(done.filter { $0 % 2 == 1 } == Array(stride(from: 1, to: 1_000, by: 2)))
     }
 
-    @Test func anEmittingHandlersEventsAreReducedInOrderAndAsyncResultsAllArrive() async {
+    @Test func anEmittingHandlersEventsAreReducedInOrderAndAsyncResultsAllArrive() async throws {
         let router = EffectRouter<TaskEffect, TaskEvent>()
             .route({ effect -> Int? in if case .stream(let count) = effect { count } else { nil } },
                    emitting: { count, emitter in
@@ -207,7 +207,7 @@ extension EffectsAsData {
             if case .request(let count) = event { return .dispatch([.stream(count)]) }
             return tallyNext(state, event)
         }
-        let loop = Spin(initialState: Tally()) { Reducer(next, effects: router) }.start()
+        let loop = try Spin(initialState: Tally()) { Reducer(next, effects: router) }.start()
         loop.emit(.request(50))
         #expect(await eventually { loop.state.done.count == 50 })
         #expect(loop.state.done == Array(0..<50))
@@ -218,14 +218,14 @@ extension EffectsAsData {
         #expect(Set(loop.state.done.dropFirst(50)) == Set(1_000..<1_020))
     }
 
-    @Test func theSameSpinStartedTwiceRunsTwoIndependentRouters() async {
+    @Test func theSameSpinStartedTwiceRunsTwoIndependentRouters() async throws {
         // Independent: each loop's effects feed back into that loop only,
         // and stopping one leaves the other's router running. (The
         // process-wide router count is not checked: other suites' loops
         // start and end routers meanwhile.)
         let spin = Spin(initialState: Tally()) { Reducer(tallyNext, effects: workRouter) }
-        let first = spin.start()
-        let second = spin.start()
+        let first = try spin.start()
+        let second = try spin.start()
         first.emit(.requestMany([1, 2, 3]))
         second.emit(.requestMany([10, 20]))
         #expect(await eventually { first.state.done == [1, 2, 3] && second.state.done == [10, 20] })

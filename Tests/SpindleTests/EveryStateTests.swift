@@ -15,7 +15,7 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         try await executor.withExecutor { executor in
             let seen = Recorder<Int>()
             let queued = Recorder<Int>()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 // On the loop's executor, after each reduction.
                 Feedback<Int, CounterEvent>(effect: { state in
                     seen.append(state)
@@ -43,7 +43,7 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
     func aCounterWhoseFeedbackEmitsConvergesThroughEveryState(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let seen = Recorder<Int>()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     seen.append(state)
                     return state < 1_000 ? .increment : nil
@@ -59,7 +59,7 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
     @Test(arguments: allExecutors)
     func statesStreamYieldsTheCurrentStateFirstThenEveryNewOne(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor))
             for _ in 0..<10 { loop.emit(.increment) }
             #expect(await eventually { loop.state == 10 })
@@ -78,8 +78,8 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         }
     }
 
-    @Test func aStoppedLoopsStatesStreamYieldsTheFinalStateAndEnds() async {
-        let loop = Spin(initialState: 7, feedbacks: [], reducer: counterReducer).start()
+    @Test func aStoppedLoopsStatesStreamYieldsTheFinalStateAndEnds() async throws {
+        let loop = try Spin(initialState: 7, feedbacks: [], reducer: counterReducer).start()
         loop.emit(.increment)
         await loop.stop()
         var values: [Int] = []
@@ -91,7 +91,7 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
     func inlineFeedbackRunsOnTheReducerThreadAndSeesEveryState(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let seen = Recorder<Int>()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     seen.append(state)
                     return state < 2_000 ? .increment : nil
@@ -106,12 +106,12 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         }
     }
 
-    @Test func spinExecuteOnIsTheDefaultQueueOfFeedbacks() async {
+    @Test func spinExecuteOnIsTheDefaultQueueOfFeedbacks() async throws {
         let queue = DispatchQueue(label: "test.spin-queue")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 42)
         let onQueue = Recorder<Bool>()
-        let loop = Spin(initialState: 0, executeOn: queue) {
+        let loop = try Spin(initialState: 0, executeOn: queue) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 onQueue.append(DispatchQueue.getSpecific(key: key) == 42)
                 return nil
@@ -124,13 +124,13 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         #expect(onQueue.values.allSatisfy { $0 })
     }
 
-    @Test func executeOnOverridesTheSpinQueue() async {
+    @Test func executeOnOverridesTheSpinQueue() async throws {
         let spinQueue = DispatchQueue(label: "test.spin")
         let feedbackQueue = DispatchQueue(label: "test.feedback")
         let key = DispatchSpecificKey<String>()
         feedbackQueue.setSpecific(key: key, value: "feedback")
         let labels = Recorder<String?>()
-        let loop = Spin(initialState: 0, executeOn: spinQueue) {
+        let loop = try Spin(initialState: 0, executeOn: spinQueue) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 labels.append(DispatchQueue.getSpecific(key: key))
                 return nil

@@ -54,7 +54,7 @@ struct CheckedElements: AsyncSequence, Sendable {
             // Reducer and feedback share the loop's one runner: never both at once.
             let busy = Counter()
             let overlaps = Counter()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     if busy.add() != 1 { overlaps.add() }
                     calls.append(Placement(state: state, thread: currentThreadID(), inPlace: kind.runsHere))
@@ -97,7 +97,7 @@ struct CheckedElements: AsyncSequence, Sendable {
             let method = MarkedQueue("placement.method-form")
             let labelCalls = Recorder<Placement>()
             let methodCalls = Recorder<Placement>()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     labelCalls.append(Placement(state: state, thread: currentThreadID(), inPlace: labelled.isCurrent))
                     return nil
@@ -119,7 +119,7 @@ struct CheckedElements: AsyncSequence, Sendable {
     }
 
     @Test(arguments: TaskEffectForm.allCases)
-    func theCodeOfATaskEffectOfAFeedbackWithAQueueRunsOnThatQueue(form: TaskEffectForm) async {
+    func theCodeOfATaskEffectOfAFeedbackWithAQueueRunsOnThatQueue(form: TaskEffectForm) async throws {
         let effects = MarkedQueue("placement.effects")
         // Every check the effect's code made: whether it ran on `effects`.
         let checks = Recorder<Bool>()
@@ -150,7 +150,7 @@ struct CheckedElements: AsyncSequence, Sendable {
                 }
             }, on: effects.queue)
         }
-        let loop = Spin(initialState: 0) {
+        let loop = try Spin(initialState: 0) {
             feedback
             Reducer<Int, Int> { state, event in state + event }
         }.start()
@@ -163,11 +163,11 @@ struct CheckedElements: AsyncSequence, Sendable {
         #expect(checks.values.allSatisfy { $0 }, "\(checks.values.filter { !$0 }.count) of \(checks.count) checks ran off the queue")
     }
 
-    @Test func aSpinsExecuteOnQueueRunsItsReducerAndItsQueuelessFeedbacks() async {
+    @Test func aSpinsExecuteOnQueueRunsItsReducerAndItsQueuelessFeedbacks() async throws {
         let main = MarkedQueue("placement.spin-queue")
         let reducerChecks = Recorder<Bool>()
         let feedbackChecks = Recorder<Bool>()
-        let loop = Spin(initialState: 0, executeOn: main.queue) {
+        let loop = try Spin(initialState: 0, executeOn: main.queue) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 feedbackChecks.append(main.isCurrent)
                 return nil
@@ -185,10 +185,10 @@ struct CheckedElements: AsyncSequence, Sendable {
         #expect(feedbackChecks.values.allSatisfy { $0 })
     }
 
-    @Test func aLoopOnAQueueExecutorReducesOnThatQueue() async {
+    @Test func aLoopOnAQueueExecutorReducesOnThatQueue() async throws {
         let queue = MarkedQueue("placement.executor-queue")
         let checks = Recorder<Bool>()
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, CounterEvent> { state, _ in
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, CounterEvent> { state, _ in
             checks.append(queue.isCurrent)
             return state + 1
         }).start(options: SpinOptions(executor: .queue(queue.queue)))
@@ -210,10 +210,10 @@ struct CheckedElements: AsyncSequence, Sendable {
     @Test(.timeLimit(.minutes(10)))  // a hang guard: see SpinStreamTests
     func anEmitIntoAnotherLoopsFullBlockingRingFromAPoolThreadDoesNotStallThePool() async throws {
         let pool = try ReducerPool(threads: 1, name: "cross-loop")
-        let receiver = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, event in state + event })
+        let receiver = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, event in state + event })
             .start(options: SpinOptions(executor: .pool(pool), queue: .bounded(capacity: 1, overflow: .block)))
         let answers = Recorder<EmitResult>()
-        let sender = Spin(initialState: 0) {
+        let sender = try Spin(initialState: 0) {
             Feedback<Int, Int>(effect: { _ in
                 answers.append(receiver.emit(1))
                 return nil
@@ -229,10 +229,10 @@ struct CheckedElements: AsyncSequence, Sendable {
         try await pool.shutdown()
     }
 
-    @Test func theOptionsExecutorWinsOverTheSpinsExecuteOnQueue() async {
+    @Test func theOptionsExecutorWinsOverTheSpinsExecuteOnQueue() async throws {
         let spinQueue = MarkedQueue("placement.overridden")
         let places = Recorder<(onSpinQueue: Bool, onLoopThread: Bool)>()
-        let loop = Spin(initialState: 0, executeOn: spinQueue.queue) {
+        let loop = try Spin(initialState: 0, executeOn: spinQueue.queue) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 places.append((spinQueue.isCurrent, ExecutorKind.dedicatedThread.runsHere))
                 return nil
@@ -245,12 +245,12 @@ struct CheckedElements: AsyncSequence, Sendable {
         #expect(places.values.allSatisfy { !$0.onSpinQueue && $0.onLoopThread })
     }
 
-    @Test func aLoopOnAnActorIsSerializedWithTheActorsOtherWork() async {
+    @Test func aLoopOnAnActorIsSerializedWithTheActorsOtherWork() async throws {
         let bench = Workbench()
         let busy = Counter()
         let overlaps = Counter()
         let calls = Counter()
-        let loop = Spin(initialState: 0) {
+        let loop = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 bench.occupy(busy: busy, overlaps: overlaps)
                 calls.add()

@@ -175,8 +175,8 @@ struct FeedbackContractMatrixTests {
             reducer: Reducer { state, event in state + event },
             executeOn: executor == nil ? executeOn.queue : nil
         ).observed(by: books)
-        let run: @Sendable (SpinExecutor?) async -> Int = { spinExecutor in
-            let loop = spin.start(options: SpinOptions(executor: spinExecutor))
+        let run: @Sendable (SpinExecutor?) async throws -> Int = { spinExecutor in
+            let loop = try spin.start(options: SpinOptions(executor: spinExecutor))
             for _ in 0..<events { loop.emit(1) }
             // Every state reached the feedback before the stop, so a
             // conflated feedback too must have had the final one.
@@ -187,9 +187,9 @@ struct FeedbackContractMatrixTests {
         }
         let final: Int
         if let executor {
-            final = try await executor.withExecutor { await run($0) }
+            final = try await executor.withExecutor { try await run($0) }
         } else {
-            final = await run(nil)
+            final = try await run(nil)
         }
         // Positive signal: every run's task has ended, so no call can come.
         #expect(await eventually { books.allEnded }, "effect runs still live")

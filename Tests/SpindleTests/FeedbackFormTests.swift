@@ -25,9 +25,9 @@ let profileReducer = Reducer<Profile, ProfileEvent> { state, event in
 struct Boom: Error, Equatable {}
 
 @Suite struct FeedbackFormTests {
-    @Test func filteredFeedbackRunsOnlyForMatchingStates() async {
+    @Test func filteredFeedbackRunsOnlyForMatchingStates() async throws {
         let seen = Recorder<Int>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { state in
                     seen.append(state.count)
@@ -43,9 +43,9 @@ struct Boom: Error, Equatable {}
         #expect(seen.values == [0, 2, 4, 6, 8, 10])
     }
 
-    @Test func lensedFeedbackSeesOnlyItsPartOfTheState() async {
+    @Test func lensedFeedbackSeesOnlyItsPartOfTheState() async throws {
         let names = Recorder<String>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (name: String) -> ProfileEvent? in
                     names.append(name)
@@ -60,8 +60,8 @@ struct Boom: Error, Equatable {}
         #expect(names.values == ["spin"])
     }
 
-    @Test func asyncLensedFeedbackEmits() async {
-        let loop = Spin(initialState: Profile()) {
+    @Test func asyncLensedFeedbackEmits() async throws {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (count: Int) async -> ProfileEvent? in count < 3 ? .increment : nil },
                 lensingOn: \.count
@@ -74,11 +74,11 @@ struct Boom: Error, Equatable {}
 
     // One feedback per spin: each sees only the states its own events make,
     // so the counts are exact.
-    @Test func twoDependenciesArePassedBeforeTheState() async {
+    @Test func twoDependenciesArePassedBeforeTheState() async throws {
         @Sendable func effect(prefix: String, limit: Int, state: Profile) -> ProfileEvent? {
             state.log.count < limit ? .note("\(prefix)\(state.log.count)") : nil
         }
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback(effect: effect, dep1: "n", dep2: 2)
             Reducer(profileReducer.reduce)
         }.start()
@@ -87,11 +87,11 @@ struct Boom: Error, Equatable {}
         #expect(loop.state.log == ["n0", "n1"])
     }
 
-    @Test func fiveDependenciesArePassedBeforeTheState() async {
+    @Test func fiveDependenciesArePassedBeforeTheState() async throws {
         @Sendable func effect(_ a: Int, _ b: Int, _ c: Int, _ d: Int, _ e: Int, _ state: Profile) -> ProfileEvent? {
             state.count < a + b + c + d + e ? .increment : nil
         }
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback(effect: effect, dep1: 1, dep2: 1, dep3: 1, dep4: 1, dep5: 2)
             Reducer(profileReducer.reduce)
         }.start()
@@ -100,11 +100,11 @@ struct Boom: Error, Equatable {}
         #expect(loop.state.count == 6)
     }
 
-    @Test func anAsyncEffectWithADependency() async {
+    @Test func anAsyncEffectWithADependency() async throws {
         @Sendable func effect(_ word: String, _ state: Profile) async -> ProfileEvent? {
             state.log.isEmpty ? .note(word) : nil
         }
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback(effect: effect, dep1: "async")
             Reducer(profileReducer.reduce)
         }.start()
@@ -113,8 +113,8 @@ struct Boom: Error, Equatable {}
         #expect(loop.state.log == ["async"])
     }
 
-    @Test func anAsyncSequenceEffectEmitsEveryElement() async {
-        let loop = Spin(initialState: Profile()) {
+    @Test func anAsyncSequenceEffectEmitsEveryElement() async throws {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (_: Profile) -> AsyncStream<ProfileEvent> in
                     AsyncStream { continuation in
@@ -131,9 +131,9 @@ struct Boom: Error, Equatable {}
         #expect(loop.state.log == ["0", "1", "2"])
     }
 
-    @Test func aThrowingEffectReachesTheErrorHookAndTheLoopKeepsRunning() async {
+    @Test func aThrowingEffectReachesTheErrorHookAndTheLoopKeepsRunning() async throws {
         let errors = Recorder<Int>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (state: Profile) async throws -> ProfileEvent? in
                     if state.count == 0 { throw Boom() }
@@ -152,7 +152,7 @@ struct Boom: Error, Equatable {}
         #expect(loop.statistics.effectErrors == 1)
     }
 
-    @Test func aThrowingSequenceEffectReachesTheErrorHook() async {
+    @Test func aThrowingSequenceEffectReachesTheErrorHook() async throws {
         struct Failing: AsyncSequence, AsyncIteratorProtocol, Sendable {
             typealias Element = ProfileEvent
             var sent = false
@@ -164,7 +164,7 @@ struct Boom: Error, Equatable {}
             func makeAsyncIterator() -> Failing { self }
         }
         let errors = Recorder<Int>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { (_: Profile) in Failing() }, filteredBy: { $0.log.isEmpty })
             Reducer(profileReducer.reduce)
         }.start(options: SpinOptions(onEffectError: { errors.append($0.feedbackIndex) }))

@@ -9,7 +9,7 @@ import Testing
 // reducer-thread feedback right after each reduction, on the thread that
 // made the state. (The FeedbackFormsQueues snippet shows these forms.)
 @Suite struct FeedbackPlacementTests {
-    @Test func aFeedbackRunsOnTheQueueItNamesElseOnTheSpinsQueueElseOffBoth() async {
+    @Test func aFeedbackRunsOnTheQueueItNamesElseOnTheSpinsQueueElseOffBoth() async throws {
         let effects = DispatchQueue(label: "levels.effects")
         let key = DispatchSpecificKey<String>()
         effects.setSpecific(key: key, value: "levels.effects")
@@ -31,7 +31,7 @@ import Testing
             Feedback(effect: probe("no queue named"))
             levelsReducer
         }
-        let loops = [spinQueue.start(), noSpinQueue.start()]
+        let loops = [try spinQueue.start(), try noSpinQueue.start()]
         for loop in loops { loop.emit(.increaseLeft) }
         // Each of the five feedbacks sees the initial state and the new one.
         #expect(await eventually { seen.count == 10 })
@@ -45,11 +45,11 @@ import Testing
         ])
     }
 
-    @Test func aReducerThreadFeedbackRunsRightAfterEachReductionOnItsThread() async {
+    @Test func aReducerThreadFeedbackRunsRightAfterEachReductionOnItsThread() async throws {
         // Which thread made each state, and which thread each feedback call ran on.
         let reductions = Recorder<(left: Int, thread: UInt)>()
         let calls = Recorder<(left: Int, thread: UInt, name: String?)>()
-        let loop = Spin(initialState: Levels(left: 0, right: 10)) {
+        let loop = try Spin(initialState: Levels(left: 0, right: 10)) {
             Feedback(effect: leftEffect).executeOnReducerThread()
             Feedback<Levels, LevelsEvent>(effect: { state in
                 calls.append((state.left, currentThreadID(), Thread.current.name))

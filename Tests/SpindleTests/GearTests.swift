@@ -8,17 +8,17 @@ enum SessionEvent: Sendable, Equatable {
 }
 
 @Suite struct GearTests {
-    @Test func aGearCarriesEventsFromOneSpinToAnother() async {
+    @Test func aGearCarriesEventsFromOneSpinToAnother() async throws {
         let gear = Gear<SessionEvent>()
         // The session spin propagates .loggedIn when its counter reaches 3.
-        let session = Spin(initialState: 0) {
+        let session = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(attachedTo: gear, propagating: { (state: Int) -> SessionEvent? in
                 state == 3 ? .loggedIn : nil
             })
             Reducer(counterReducer.reduce)
         }.start()
         // The feature spin counts every .loggedIn it catches.
-        let feature = Spin(initialState: 0) {
+        let feature = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(attachedTo: gear, catching: SessionEvent.loggedIn, emitting: .increment)
             Reducer(counterReducer.reduce)
         }.start()
@@ -31,17 +31,17 @@ enum SessionEvent: Sendable, Equatable {
         #expect(feature.state == 1)
     }
 
-    @Test func shortSyntaxPropagatesOnAMatchingState() async {
+    @Test func shortSyntaxPropagatesOnAMatchingState() async throws {
         let gear = Gear<SessionEvent>()
         let received = Recorder<SessionEvent>()
-        let listener = Spin(initialState: 0) {
+        let listener = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(attachedTo: gear, propagating: { (event: SessionEvent) -> CounterEvent? in
                 received.append(event)
                 return nil
             })
             Reducer(counterReducer.reduce)
         }.start()
-        let source = Spin(initialState: 0) {
+        let source = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(attachedTo: gear, catching: 2, propagating: SessionEvent.loggedOut)
             Reducer(counterReducer.reduce)
         }.start()
@@ -52,9 +52,9 @@ enum SessionEvent: Sendable, Equatable {
         await listener.stop()
     }
 
-    @Test func eventsGoOnlyToRunningSpins() async {
+    @Test func eventsGoOnlyToRunningSpins() async throws {
         let gear = Gear<SessionEvent>()
-        let loop = Spin(initialState: 0) {
+        let loop = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(attachedTo: gear, catching: SessionEvent.loggedIn, emitting: .increment)
             Reducer(counterReducer.reduce)
         }.start()

@@ -29,10 +29,10 @@ struct ContextQueue: Sendable {
 @Suite struct InlineFastPathTests {
     /// Starts `spin` on `context` and waits until its first slice (the
     /// initial state's) has run, so the loop is idle.
-    func startIdle<State, Event>(_ spin: Spin<State, Event>, on context: ContextQueue, maxBatch: Int = 1024) async -> SpinLoop<State, Event> {
+    func startIdle<State, Event>(_ spin: Spin<State, Event>, on context: ContextQueue, maxBatch: Int = 1024) async throws -> SpinLoop<State, Event> {
         var options = SpinOptions(executor: context.executor)
         options.maxBatch = maxBatch
-        let loop = spin.start(options: options)
+        let loop = try spin.start(options: options)
         await loop.settled()
         // `settled()` returns from inside the last slice: let its
         // scheduling end (the queue is serial).
@@ -46,7 +46,7 @@ struct ContextQueue: Sendable {
         let seen = Recorder<Int>()
         var options = SpinOptions(executor: context.executor, queue: queue)
         options.maxBatch = 1024
-        let loop = Spin(initialState: 0, feedbacks: [Feedback<Int, CounterEvent>(effect: { (state: Int) in seen.append(state) })],
+        let loop = try Spin(initialState: 0, feedbacks: [Feedback<Int, CounterEvent>(effect: { (state: Int) in seen.append(state) })],
                         reducer: counterReducer).start(options: options)
         await loop.settled()
         let (single, batch) = context.sync { () -> (Int, Int) in
@@ -64,7 +64,7 @@ struct ContextQueue: Sendable {
 
     @Test func anEmitFromAnotherThreadIsHandedToTheContext() async throws {
         let context = ContextQueue()
-        let loop = await startIdle(Spin(initialState: 0, feedbacks: [], reducer: counterReducer), on: context)
+        let loop = try await startIdle(Spin(initialState: 0, feedbacks: [], reducer: counterReducer), on: context)
         // The queue runs nothing while suspended: an emit from this thread
         // cannot have been reduced in place when it returns.
         context.marked.queue.suspend()
@@ -79,7 +79,7 @@ struct ContextQueue: Sendable {
 
     @Test func aSliceRunInPlaceLeavesWhatItsBudgetDoesNotCoverToTheContext() async throws {
         let context = ContextQueue()
-        let loop = await startIdle(Spin(initialState: 0, feedbacks: [], reducer: counterReducer), on: context, maxBatch: 2)
+        let loop = try await startIdle(Spin(initialState: 0, feedbacks: [], reducer: counterReducer), on: context, maxBatch: 2)
         let inPlace = context.sync { () -> Int in
             loop.emit(contentsOf: Array(repeating: CounterEvent.increment, count: 10))
             return loop.state
@@ -96,12 +96,12 @@ struct ContextQueue: Sendable {
         let context = ContextQueue()
         let insideFirst = Locked(false)
         let nested = Recorder<Bool>()
-        let second = await startIdle(Spin(initialState: 0, feedbacks: [
+        let second = try await startIdle(Spin(initialState: 0, feedbacks: [
             Feedback<Int, CounterEvent>(effect: { (_: Int) in nested.append(insideFirst.withLock { $0 }) })
         ], reducer: counterReducer), on: context)
         // The first loop's feedback runs in its slice, on the same queue, and
         // emits into the second loop, which is idle.
-        let first = await startIdle(Spin(initialState: 0, feedbacks: [
+        let first = try await startIdle(Spin(initialState: 0, feedbacks: [
             Feedback<Int, CounterEvent>(effect: { (state: Int) in
                 guard state > 0 else { return }
                 insideFirst.withLock { $0 = true }
@@ -125,7 +125,7 @@ struct ContextQueue: Sendable {
         let reports = Recorder<String>()
         let spin = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
             .observed(by: OrderObserver(reports: reports))
-        let loop = await startIdle(spin, on: context)
+        let loop = try await startIdle(spin, on: context)
         context.sync { _ = loop.emit(.increment) }
         await loop.settled()
         #expect(reports.values == ["accepted", "reduced 1"])

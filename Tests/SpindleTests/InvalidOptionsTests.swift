@@ -27,11 +27,17 @@ struct InvalidOptionsCase: Sendable, CustomTestStringConvertible {
 }
 
 @Suite struct InvalidOptionsTests {
-    private func counter(_ options: SpinOptions) -> SpinLoop<Int, Int> {
+    private var counterSpin: Spin<Int, Int> {
         Spin(initialState: 0) {
             Feedback<Int, Int>(effect: { (_: Int) -> Int? in nil })
             Reducer<Int, Int> { $0 + $1 }
-        }.start(options: options)
+        }
+    }
+
+    /// A loop started as a bridge (`UISpin`, a state stream) starts one: a
+    /// failure kept in `startError`, the loop stopped from birth.
+    private func counter(_ options: SpinOptions) -> SpinLoop<Int, Int> {
+        SpinLoop(spin: counterSpin, options: options)
     }
 
     @Test(arguments: InvalidOptionsCase.all)
@@ -50,9 +56,9 @@ struct InvalidOptionsCase: Sendable, CustomTestStringConvertible {
     }
 
     @Test(arguments: InvalidOptionsCase.all)
-    func tryStartThrowsInvalidOptions(_ invalid: InvalidOptionsCase) {
+    func startThrowsInvalidOptions(_ invalid: InvalidOptionsCase) {
         #expect {
-            _ = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { $0 + $1 }).tryStart(options: invalid.options)
+            _ = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { $0 + $1 }).start(options: invalid.options)
         } throws: { error in
             guard case .invalidOptions(let reason) = error as? SpinExecutorError else { return false }
             return reason.contains(invalid.reasonMentions)
@@ -64,6 +70,9 @@ struct InvalidOptionsCase: Sendable, CustomTestStringConvertible {
         try await kind.withExecutor { executor in
             var options = SpinOptions(executor: executor)
             options.maxBatch = 0
+            #expect(throws: SpinExecutorError.invalidOptions(reason: "maxBatch must be at least 1 (got 0)")) {
+                try counterSpin.start(options: options)
+            }
             let loop = counter(options)
             #expect(loop.startError == .invalidOptions(reason: "maxBatch must be at least 1 (got 0)"))
             #expect(loop.emit(1) == .stopped)

@@ -39,13 +39,13 @@ func firstState<S: Sendable, E: Sendable>(
 }
 
 @Suite struct LevelsExampleTests {
-    @Test func levelsConvergeWithTheResultBuilderSyntax() async {
+    @Test func levelsConvergeWithTheResultBuilderSyntax() async throws {
         let spin = Spin(initialState: Levels(left: 0, right: 10)) {
             Feedback(effect: leftEffect)
             Feedback(effect: rightEffect)
             Reducer(levelsReducer.reduce)
         }
-        let loop = spin.start()
+        let loop = try spin.start()
         let converged = await firstState(of: loop) { $0.left >= $0.right }
         await loop.stop()
         #expect(converged != nil)
@@ -55,13 +55,13 @@ func firstState<S: Sendable, E: Sendable>(
         #expect(loop.state.left + (10 - loop.state.right) == loop.statistics.reducedEvents)
     }
 
-    @Test func levelsConvergeWithTheSpinnerSyntax() async {
+    @Test func levelsConvergeWithTheSpinnerSyntax() async throws {
         let spin = Spinner
             .initialState(Levels(left: 0, right: 20))
             .feedback(Feedback(effect: leftEffect))
             .feedback(Feedback(effect: rightEffect))
             .reducer(levelsReducer)
-        let loop = spin.start()
+        let loop = try spin.start()
         let converged = await firstState(of: loop) { $0.left >= $0.right }
         await loop.stop()
         #expect(converged != nil)

@@ -13,7 +13,7 @@ import SpindleTestSupport
     func settledReturnsOnceEveryAcceptedEventIsReducedAndSeen(executor kind: ExecutorKind, queue: QueueKind) async throws {
         try await kind.withExecutor { executor in
             let seen = Recorder<Int>()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     seen.append(state)
                     return nil
@@ -42,9 +42,9 @@ import SpindleTestSupport
         }
     }
 
-    @Test func settledReturnsAtOnceOnAStoppedLoopAndWhenTheLoopStops() async {
+    @Test func settledReturnsAtOnceOnAStoppedLoopAndWhenTheLoopStops() async throws {
         let gate = DispatchSemaphore(value: 0)
-        let loop = Spin(initialState: 0) {
+        let loop = try Spin(initialState: 0) {
             Reducer<Int, CounterEvent> { state, _ in
                 gate.wait()
                 gate.signal()
@@ -66,7 +66,7 @@ import SpindleTestSupport
     @Test(arguments: allExecutors)
     func requestStopClosesTheGateAtOnceAndTheStopDrains(executor kind: ExecutorKind) async throws {
         try await kind.withExecutor { executor in
-            let loop = Spin(initialState: 0) { Reducer(counterReducer.reduce) }
+            let loop = try Spin(initialState: 0) { Reducer(counterReducer.reduce) }
                 .start(options: SpinOptions(executor: executor))
             for _ in 0..<1_000 { loop.emit(.increment) }
             loop.requestStop()
@@ -90,7 +90,7 @@ import SpindleTestSupport
     }
 
     @Test(arguments: Form.allCases)
-    func aFilteredFeedbackIsCalledOnlyForStatesThatPass(form: Form) async {
+    func aFilteredFeedbackIsCalledOnlyForStatesThatPass(form: Form) async throws {
         let calls = Recorder<Int>()
         let queue = DispatchQueue(label: "spindle-test-filter")
         let gear = Gear<Int>()
@@ -111,7 +111,7 @@ import SpindleTestSupport
         }
         // Two filters: both must pass (even states above 10).
         let filtered = feedback.filtered(by: { $0.isMultiple(of: 2) }).filtered(by: { $0 > 10 })
-        let loop = Spin(initialState: 0, feedbacks: [filtered], reducer: counterReducer).start()
+        let loop = try Spin(initialState: 0, feedbacks: [filtered], reducer: counterReducer).start()
         for _ in 0..<30 { loop.emit(.increment) }
         #expect(await eventually { calls.values.last == 30 })
         await loop.stop()
@@ -120,15 +120,15 @@ import SpindleTestSupport
 }
 
 @Suite struct PerStartFeedbackTests {
-    @Test func oneSpinStartedManyTimesGivesEachStartItsOwnFeedbacks() async {
+    @Test func oneSpinStartedManyTimesGivesEachStartItsOwnFeedbacks() async throws {
         let shared = Recorder<Int>()
         let spin = Spin(initialState: 0, feedbacks: [
             Feedback<Int, CounterEvent>(effect: { (state: Int) in shared.append(state) })
         ], reducer: counterReducer)
         // Three "connections", each with its own id reachable from its feedback.
         let seen = (0..<3).map { _ in Recorder<String>() }
-        let loops = (0..<3).map { connection in
-            spin.start(adding: [Feedback(effect: { (state: Int) in seen[connection].append("\(connection):\(state)") })])
+        let loops = try (0..<3).map { connection in
+            try spin.start(adding: [Feedback(effect: { (state: Int) in seen[connection].append("\(connection):\(state)") })])
         }
         for (index, loop) in loops.enumerated() {
             for _ in 0...index { loop.emit(.increment) }
@@ -162,7 +162,7 @@ import SpindleTestSupport
             }.filtered(by: { $0.isMultiple(of: 2) })
         }
         let connections = (0..<3).map { Connection(id: $0, sent: Recorder<String>()) }
-        let loops = try connections.map { try spin.tryStart(environment: $0) }
+        let loops = try connections.map { try spin.start(environment: $0) }
         for (index, loop) in loops.enumerated() {
             for _ in 0...index { loop.emit(.increment) }
         }
@@ -190,16 +190,20 @@ import SpindleTestSupport
                 Feedback(effect: { (state: Int) in connection.sent.append("\(state)") })
             }
         }
-        let unstarted = spin.start()
+        #expect(throws: SpinExecutorError.missingEnvironment(expected: "Connection", given: nil)) {
+            try spin.start()
+        }
+        #expect(throws: SpinExecutorError.missingEnvironment(expected: "Connection", given: "Int")) {
+            try spin.start(environment: 42)
+        }
+        // A bridge's loop (it cannot throw) is stopped from birth.
+        let unstarted = SpinLoop(spin: spin, options: SpinOptions())
         #expect(unstarted.startError == .missingEnvironment(expected: "Connection", given: nil))
         #expect(unstarted.emit(.increment) == .stopped)
-        let wrong = spin.start(environment: 42)
-        #expect(wrong.startError == .missingEnvironment(expected: "Connection", given: "Int"))
         #expect(throws: SpinExecutorError.missingEnvironment(expected: "Connection", given: "String")) {
-            try spin.tryStart(environment: "not a connection")
+            try spin.start(environment: "not a connection")
         }
         #expect(await unstarted.stop().reduced == 0)
-        #expect(await wrong.stop().reduced == 0)
         #expect(ran.count == 0, "a loop that did not start ran no feedback")
         let description = SpinExecutorError.missingEnvironment(expected: "Connection", given: nil).description
         #expect(description.contains("Connection") && description.contains("start(environment:)"))

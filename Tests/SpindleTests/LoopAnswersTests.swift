@@ -6,7 +6,7 @@ import Testing
 // of an event, a batch emit's counts, and a discarding stop's report. (The
 // RunningALoop snippet shows these calls.)
 @Suite struct LoopAnswersTests {
-    @Test func spinOptionsHaveTheDocumentedDefaults() async {
+    @Test func spinOptionsHaveTheDocumentedDefaults() async throws {
         let defaults = SpinOptions()
         #expect(defaults.executor == nil)  // the spin's executeOn: queue, else the shared pool
         #expect(defaults.queue == .lockFree)
@@ -20,7 +20,7 @@ import Testing
         options.maxBatch = 256
         #expect(options.queue == .bounded(capacity: 4096, overflow: .dropNewest))
         #expect(options.maxBatch == 256)
-        let loop = Spin(initialState: Levels(left: 0, right: 10)) {
+        let loop = try Spin(initialState: Levels(left: 0, right: 10)) {
             Feedback(effect: leftEffect)
             Feedback(effect: rightEffect)
             levelsReducer
@@ -33,12 +33,12 @@ import Testing
         #expect(loop.statistics.droppedEvents == 0)
     }
 
-    @Test func emitAnswersAcceptedDroppedOrStopped() async {
+    @Test func emitAnswersAcceptedDroppedOrStopped() async throws {
         // A reducer that blocks on the first event, so a two-slot
         // .dropNewest queue can be filled (a real reducer is pure). It
         // blocks a thread of its own, not the shared pool every test uses.
         let latch = Latch()
-        let loop = Spin(initialState: Levels(left: 0, right: 10), feedbacks: [], reducer: Reducer<Levels, LevelsEvent> { state, event in
+        let loop = try Spin(initialState: Levels(left: 0, right: 10), feedbacks: [], reducer: Reducer<Levels, LevelsEvent> { state, event in
             if state.left == 0 { latch.block() }
             return levelsReducer.reduce(state, event)
         }).start(options: SpinOptions(executor: .dedicatedThread, queue: .bounded(capacity: 2, overflow: .dropNewest)))
@@ -62,16 +62,16 @@ import Testing
         #expect(loop.statistics.rejectedAfterStop == 1)
     }
 
-    @Test func aBatchEmitAnswersWithItsCounts() async {
-        let loop = Spin(initialState: Levels(left: 0, right: 10), feedbacks: [], reducer: levelsReducer).start()
+    @Test func aBatchEmitAnswersWithItsCounts() async throws {
+        let loop = try Spin(initialState: Levels(left: 0, right: 10), feedbacks: [], reducer: levelsReducer).start()
         let result = loop.emit(contentsOf: [.increaseLeft, .decreaseRight, .increaseLeft])
         #expect(result == EmitBatchResult(accepted: 3, dropped: 0, stopped: 0))
         await loop.stop()
         #expect(loop.state == Levels(left: 2, right: 9))
     }
 
-    @Test func aDiscardingStopAccountsForEveryAcceptedEvent() async {
-        let loop = Spinner
+    @Test func aDiscardingStopAccountsForEveryAcceptedEvent() async throws {
+        let loop = try Spinner
             .initialState(Levels(left: 0, right: 10))
             .reducer(levelsReducer)
             .start()

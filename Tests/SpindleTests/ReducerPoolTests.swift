@@ -32,11 +32,11 @@ import SpindleTestSupport
         let spin = Spin(initialState: 7, feedbacks: [], reducer: counterReducer)
 
         #expect(throws: SpinExecutorError.poolShutDown(pool: "closed-pool")) {
-            try spin.tryStart(options: SpinOptions(executor: .pool(pool)))
+            try spin.start(options: SpinOptions(executor: .pool(pool)))
         }
 
-        // start() returns a loop that is stopped from birth.
-        let loop = spin.start(options: SpinOptions(executor: .pool(pool)))
+        // A bridge's loop (it cannot throw) is stopped from birth.
+        let loop = SpinLoop(spin: spin, options: SpinOptions(executor: .pool(pool)))
         #expect(loop.startError == .poolShutDown(pool: "closed-pool"))
         #expect(loop.isStopped)
         #expect(loop.emit(.increment) == .stopped)
@@ -49,10 +49,10 @@ import SpindleTestSupport
     }
 
     @Test func aLoopThatStartedHasNoStartError() async throws {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
             .start(options: SpinOptions(executor: .dedicatedThread))
         #expect(loop.startError == nil)
-        let tried = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).tryStart()
+        let tried = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         #expect(tried.startError == nil)
         await loop.stop()
         await tried.stop()
@@ -62,8 +62,8 @@ import SpindleTestSupport
 
     @Test func shuttingDownAPoolStopsItsLoopsWithDrainAndReturns() async throws {
         let pool = try ReducerPool(threads: 2, name: "draining-pool")
-        let loops = (0..<8).map { index in
-            Spin(initialState: 0) {
+        let loops = try (0..<8).map { index in
+            try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { _ in nil })
                 Reducer(counterReducer.reduce)
             }.start(options: SpinOptions(executor: .pool(pool), maxBatch: 16 + index))
@@ -93,7 +93,7 @@ import SpindleTestSupport
 
     @Test func aPoolWithoutLoopsShutsDown() async throws {
         let pool = try ReducerPool(threads: 1, name: "idle-pool")
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
             .start(options: SpinOptions(executor: .pool(pool)))
         loop.emit(.increment)
         await loop.stop()
@@ -114,7 +114,7 @@ import SpindleTestSupport
     /// hang guard fails the test).
     @Test func aLoopQueuedBehindASwitchedOutSearcherRunsOnTheSleepingThread() async throws {
         let pool = try ReducerPool(threads: 2, name: "switched-out")
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
             .start(options: SpinOptions(executor: .pool(pool)))
         // Armed once the threads run (they may have searched and gone to
         // sleep before it, and a sleeper does not look at the hold): the
@@ -144,7 +144,7 @@ import SpindleTestSupport
 
     @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async throws {
         let reducerThreads = Recorder<Int>()
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: Reducer { state, event in
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer { state, event in
             if state == 0, let id = currentKernelThreadID() { reducerThreads.append(id) }
             return counterReducer.reduce(state, event)
         }).start(options: SpinOptions(executor: .dedicatedThread))
@@ -171,7 +171,7 @@ import SpindleTestSupport
             let seen = Recorder<Int>()
             do {
                 let (synchronous, queued, reducer) = (probes.probe(), probes.probe(), probes.probe())
-                let loop = Spin(initialState: 0) {
+                let loop = try Spin(initialState: 0) {
                     Feedback<Int, CounterEvent>(effect: { state in
                         _ = synchronous
                         seen.append(state)

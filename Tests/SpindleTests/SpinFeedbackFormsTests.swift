@@ -18,9 +18,9 @@ import SpindleTestSupport
         return (queue, key)
     }
 
-    @Test func aRenderOnlyEffectNeedsNoReturnAndSeesEveryState() async {
+    @Test func aRenderOnlyEffectNeedsNoReturnAndSeesEveryState() async throws {
         let seen = Recorder<Int>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { profile in seen.append(profile.count) })
             Reducer(profileReducer.reduce)
         }.start()
@@ -30,10 +30,10 @@ import SpindleTestSupport
         #expect(seen.values == [0, 1, 2, 3, 4, 5])
     }
 
-    @Test func aRenderOnlyEffectRunsOnTheQueueItNames() async {
+    @Test func aRenderOnlyEffectRunsOnTheQueueItNames() async throws {
         let (queue, key) = Self.markedQueue("render")
         let onQueue = Recorder<Bool>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { _ in onQueue.append(Self.onQueue(key)) }, on: queue)
             Reducer(profileReducer.reduce)
         }.start()
@@ -43,10 +43,10 @@ import SpindleTestSupport
         #expect(onQueue.values == [true, true])
     }
 
-    @Test func anEventSourceTakingNoStateIsSubscribedOnceForTheLoopsLife() async {
+    @Test func anEventSourceTakingNoStateIsSubscribedOnceForTheLoopsLife() async throws {
         let subscriptions = Counter()
         let (events, input) = AsyncStream<ProfileEvent>.makeStream()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { () -> AsyncStream<ProfileEvent> in
                 subscriptions.add()
                 return events
@@ -63,9 +63,9 @@ import SpindleTestSupport
         input.finish()
     }
 
-    @Test func stoppingTheLoopCancelsItsEventSource() async {
+    @Test func stoppingTheLoopCancelsItsEventSource() async throws {
         let cancelled = OpenOnce()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { () -> AsyncStream<ProfileEvent> in
                 AsyncStream { continuation in
                     continuation.yield(.increment)
@@ -80,9 +80,9 @@ import SpindleTestSupport
         #expect(loop.emit(.increment) == .stopped)
     }
 
-    @Test func aStartUpEffectTakingNoStateRunsOnce() async {
+    @Test func aStartUpEffectTakingNoStateRunsOnce() async throws {
         let calls = Counter()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { () -> ProfileEvent? in
                 calls.add()
                 return .note("started")
@@ -97,7 +97,7 @@ import SpindleTestSupport
         #expect(loop.state.log == ["started"])
     }
 
-    @Test func mergedFeedbacksRunEachPartAndAreListedAsTheirParts() async {
+    @Test func mergedFeedbacksRunEachPartAndAreListedAsTheirParts() async throws {
         let rendered = Recorder<Int>()
         let spin = Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effects: [
@@ -107,16 +107,16 @@ import SpindleTestSupport
             Reducer(profileReducer.reduce)
         }
         #expect(spin.feedbacks.count == 2)
-        let loop = spin.start()
+        let loop = try spin.start()
         #expect(await eventually { rendered.values.last == 3 })
         await loop.stop()
         #expect(rendered.values == [0, 1, 2, 3])
     }
 
-    @Test func executeOnAMergedFeedbackMovesEveryPart() async {
+    @Test func executeOnAMergedFeedbackMovesEveryPart() async throws {
         let (queue, key) = Self.markedQueue("merged")
         let onQueue = Recorder<Bool>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effects: [
                 Feedback(effect: { (_: Profile) in onQueue.append(Self.onQueue(key)) }),
                 Feedback(effect: { (_: Profile) -> ProfileEvent? in
@@ -131,12 +131,12 @@ import SpindleTestSupport
         #expect(onQueue.values == [true, true])
     }
 
-    @Test func uiEffectsRenderEveryStateAndSubscribeToTheUsersEventsOnce() async {
+    @Test func uiEffectsRenderEveryStateAndSubscribeToTheUsersEventsOnce() async throws {
         let (queue, key) = Self.markedQueue("ui")
         let rendered = Recorder<Int>()
         let renderedOnQueue = Recorder<Bool>()
         let (taps, tap) = AsyncStream<ProfileEvent>.makeStream()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 uiEffects: { profile in
                     rendered.append(profile.count)
@@ -155,9 +155,9 @@ import SpindleTestSupport
         #expect(renderedOnQueue.values.allSatisfy { $0 })
     }
 
-    @Test func aClosureLensHandsTheEffectItsPart() async {
+    @Test func aClosureLensHandsTheEffectItsPart() async throws {
         let names = Recorder<String>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (name: String) -> ProfileEvent? in
                     names.append(name)
@@ -172,7 +172,7 @@ import SpindleTestSupport
     }
 
     @Test(arguments: [true, false])
-    func aLensWithAFilterRunsOnlyForPartsThatPass(keyPathLens: Bool) async {
+    func aLensWithAFilterRunsOnlyForPartsThatPass(keyPathLens: Bool) async throws {
         let seen = Recorder<Int>()
         let effect: @Sendable (Int) -> ProfileEvent? = { count in
             seen.append(count)
@@ -182,17 +182,17 @@ import SpindleTestSupport
         let feedback = keyPathLens
             ? Feedback<Profile, ProfileEvent>(effect: effect, lensingOn: \.count, filteredBy: isEven)
             : Feedback<Profile, ProfileEvent>(effect: effect, lensingOn: { $0.count }, filteredBy: isEven)
-        let loop = Spin(initialState: Profile(), feedbacks: [feedback], reducer: profileReducer).start()
+        let loop = try Spin(initialState: Profile(), feedbacks: [feedback], reducer: profileReducer).start()
         for _ in 0..<7 { loop.emit(.increment) }
         #expect(await eventually { loop.state.count == 7 })
         await loop.stop()
         #expect(seen.values == [0, 2, 4, 6])
     }
 
-    @Test func aFilteredOutPartNeitherStartsNorCancelsAnAsyncRun() async {
+    @Test func aFilteredOutPartNeitherStartsNorCancelsAnAsyncRun() async throws {
         let finished = Recorder<Int>()
         let release = OpenOnce()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (count: Int) async -> ProfileEvent? in
                     await release.wait()
@@ -212,9 +212,9 @@ import SpindleTestSupport
         await loop.stop()
     }
 
-    @Test func aResultFilterSelectsTheStatesAndExtractsThePart() async {
+    @Test func aResultFilterSelectsTheStatesAndExtractsThePart() async throws {
         let seen = Recorder<String>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (label: String) -> ProfileEvent? in
                     seen.append(label)
@@ -233,8 +233,8 @@ import SpindleTestSupport
         #expect(seen.values == ["count 0", "count 3", "count 6"])
     }
 
-    @Test func aResultFilterWorksForAsyncSequenceEffects() async {
-        let loop = Spin(initialState: Profile()) {
+    @Test func aResultFilterWorksForAsyncSequenceEffects() async throws {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 effect: { (count: Int) -> AsyncStream<ProfileEvent> in
                     AsyncStream { continuation in
@@ -257,15 +257,15 @@ import SpindleTestSupport
         #expect(loop.state.log == ["saw 1"])
     }
 
-    @Test func theGearFormsLabelsTellTheDirectionsApartWhenEveryTypeIsTheSame() async {
+    @Test func theGearFormsLabelsTellTheDirectionsApartWhenEveryTypeIsTheSame() async throws {
         // State, Event and the gear's events are all Int: `propagating:`
         // alone cannot say which direction is meant; the labels can.
         let gear = Gear<Int>()
-        let sender = Spin<Int, Int>(initialState: 0) {
+        let sender = try Spin<Int, Int>(initialState: 0) {
             Feedback(attachedTo: gear, toGear: { (state: Int) -> Int? in state > 0 ? state * 10 : nil })
             Reducer { state, event in state + event }
         }.start()
-        let receiver = Spin<Int, Int>(initialState: 0) {
+        let receiver = try Spin<Int, Int>(initialState: 0) {
             Feedback(attachedTo: gear, fromGear: { (gearEvent: Int) -> Int? in gearEvent })
             Reducer { state, event in state + event }
         }.start()
@@ -276,11 +276,11 @@ import SpindleTestSupport
         await receiver.stop()
     }
 
-    @Test func aGearToLoopFeedbackRunsItsTransformOnTheQueueItNames() async {
+    @Test func aGearToLoopFeedbackRunsItsTransformOnTheQueueItNames() async throws {
         let (queue, key) = Self.markedQueue("gear")
         let onQueue = Recorder<Bool>()
         let gear = Gear<String>()
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 attachedTo: gear,
                 propagating: { (text: String) -> ProfileEvent? in
@@ -315,12 +315,12 @@ import SpindleTestSupport
 
     // MARK: Conflation (StateDelivery.latestState)
 
-    @Test func aConflatedFeedbackOnAQueueHasAtMostOneStateWaitingAndGetsTheLatest() async {
+    @Test func aConflatedFeedbackOnAQueueHasAtMostOneStateWaitingAndGetsTheLatest() async throws {
         let (queue, _) = Self.markedQueue("conflated")
         let seen = Recorder<Int>()
         let held = DispatchSemaphore(value: 0)
         queue.async { held.wait() }
-        let loop = Spin(initialState: Profile()) {
+        let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(effect: { (profile: Profile) in seen.append(profile.count) }, on: queue)
                 .delivering(.latestState)
             Reducer(profileReducer.reduce)
@@ -338,7 +338,7 @@ import SpindleTestSupport
     func aConflatedInlineFeedbackRunsOncePerBatchWithItsLastState(executor: ExecutorKind) async throws {
         let seen = Recorder<Int>()
         try await executor.withExecutor { spinExecutor in
-            let loop = Spin(initialState: Profile()) {
+            let loop = try Spin(initialState: Profile()) {
                 Feedback<Profile, ProfileEvent>(effect: { (profile: Profile) in seen.append(profile.count) })
                     .delivering(.latestState)
                 Reducer(profileReducer.reduce)
@@ -358,7 +358,7 @@ import SpindleTestSupport
         // Its events are emitted after the batch, into the runner's own
         // queue: the loop must not go idle with them waiting.
         try await executor.withExecutor { spinExecutor in
-            let loop = Spin(initialState: Profile()) {
+            let loop = try Spin(initialState: Profile()) {
                 Feedback<Profile, ProfileEvent>(effect: { (profile: Profile) -> ProfileEvent? in
                     profile.count < 1_000 ? .increment : nil
                 }).delivering(.latestState)

@@ -15,7 +15,7 @@ import SpindleTestSupport
     func aLaggingConsumerKeepsOnlyTheNewestStates(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let count = 1_000
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor))
             let every = loop.states(bufferingPolicy: .unbounded)
             let latest = loop.states(bufferingPolicy: .latest)
@@ -43,9 +43,9 @@ import SpindleTestSupport
     /// The default policy is bounded: a subscription whose consumer does
     /// not read holds at most 4,096 states however far the loop runs, and
     /// still gets the latest.
-    @Test func theDefaultSubscriptionHoldsABoundedBuffer() async {
+    @Test func theDefaultSubscriptionHoldsABoundedBuffer() async throws {
         let count = 10_000
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         let states = loop.states()
         #expect(await eventually { states.bufferedCount >= 1 })
         for _ in 0..<count { loop.emit(.increment) }
@@ -64,9 +64,9 @@ import SpindleTestSupport
     /// A consumer slower than the loop: with `.latest` it reads states in
     /// increasing order, with gaps, and its last state is the final one;
     /// never more than one state waits for it.
-    @Test func aSlowConsumerReadsInOrderAndEndsOnTheFinalState() async {
+    @Test func aSlowConsumerReadsInOrderAndEndsOnTheFinalState() async throws {
         let count = 20_000
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         let states = loop.states(bufferingPolicy: .latest)
         let consumer = Task {
             var seen: [Int] = []
@@ -87,8 +87,8 @@ import SpindleTestSupport
     }
 
     /// A limit below 1 counts as 1: the consumer still gets the latest state.
-    @Test func aLimitBelowOneCountsAsOne() async {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+    @Test func aLimitBelowOneCountsAsOne() async throws {
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         let every = loop.states()
         let none = loop.states(bufferingPolicy: .bufferingNewest(0))
         #expect(await eventually { every.bufferedCount >= 1 })

@@ -11,7 +11,7 @@ import SpindleTestSupport
     @Test(arguments: allExecutors)
     func aClosedLoopGetsEachStateInTurn(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor))
             var states = loop.states().makeAsyncIterator()
             #expect(await states.next() == 0)
@@ -29,8 +29,8 @@ import SpindleTestSupport
     /// Cancelling the task that waits in `next()` ends that subscription
     /// (nil now and after), and the loop stops delivering to it; the loop
     /// itself runs on.
-    @Test func cancellingAWaitingNextEndsTheSubscription() async {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+    @Test func cancellingAWaitingNextEndsTheSubscription() async throws {
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         let stream = loop.states()
         let firstSeen = Locked(false)
         let consumer = Task {
@@ -58,8 +58,8 @@ import SpindleTestSupport
 
     /// A sequence whose value and iterators are all gone leaves the loop,
     /// which then collects no states for it.
-    @Test func droppingTheSequenceEndsTheSubscription() async {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+    @Test func droppingTheSequenceEndsTheSubscription() async throws {
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         do {
             var iterator = loop.states().makeAsyncIterator()
             #expect(await iterator.next() == 0)
@@ -73,8 +73,8 @@ import SpindleTestSupport
 
     /// Each read of `states` is a subscription of its own: both see every
     /// state from the moment they were made.
-    @Test func twoSequencesEachSeeEveryState() async {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+    @Test func twoSequencesEachSeeEveryState() async throws {
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         let first = loop.states()
         let second = loop.states()
         let collect = { @Sendable (stream: SpinStates<Int>) in
@@ -95,8 +95,8 @@ import SpindleTestSupport
     /// One sequence iterated from two tasks at once: each state goes to one
     /// of them, in order within each, and both end at stop (no waiter is
     /// forgotten).
-    @Test func oneSequenceSharedByTwoTasksHandsOutEachStateOnce() async {
-        let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
+    @Test func oneSequenceSharedByTwoTasksHandsOutEachStateOnce() async throws {
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start()
         let stream = loop.states()
         let consumers = (0..<2).map { _ in
             Task { () -> [Int] in

@@ -6,7 +6,7 @@ import SpindleTestSupport
     @Test(arguments: allExecutors, allQueueKinds)
     func emitAfterStopAnswersStopped(executor: ExecutorKind, queue: QueueKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor, queue: queue))
             #expect(loop.emit(.increment) == .accepted)
             await loop.stop()
@@ -20,7 +20,7 @@ import SpindleTestSupport
     @Test(arguments: allExecutors)
     func stopDrainsEverythingAcceptedBeforeIt(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor))
             for _ in 0..<100_000 { loop.emit(.increment) }
             let report = await loop.stop()
@@ -32,7 +32,7 @@ import SpindleTestSupport
     @Test(arguments: allExecutors)
     func stoppingTwiceOrConcurrentlyReturnsTheSameReport(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
                 .start(options: SpinOptions(executor: executor))
             for _ in 0..<1_000 { loop.emit(.increment) }
             async let first = loop.stop()
@@ -54,7 +54,7 @@ import SpindleTestSupport
                 if state == 0 { latch.block() }
                 return state + 1
             }
-            let loop = Spin(initialState: 0, feedbacks: [], reducer: reducer)
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: reducer)
                 .start(options: SpinOptions(executor: executor, maxBatch: 1))
             loop.emit(.increment)
             #expect(await eventually { latch.isBlocked })
@@ -81,7 +81,7 @@ import SpindleTestSupport
         try await executor.withExecutor { executor in
             let stopped = Recorder<StopReport>()
             let holder = LoopHolder()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { state in
                     if state == 3, let loop = holder.loop {
                         Task { stopped.append(await loop.stop()) }
@@ -106,7 +106,7 @@ import SpindleTestSupport
             let reduced = Recorder<Int>()
             do {
                 let probe = Probe { freed.append(true) }
-                let loop = Spin(initialState: 0) {
+                let loop = try Spin(initialState: 0) {
                     Feedback<Int, CounterEvent>(effect: { state in
                         _ = probe
                         reduced.append(state)
@@ -125,7 +125,7 @@ import SpindleTestSupport
     func anEffectThatNeverFinishesDoesNotBlockStop(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let door = OpenOnce()
-            let loop = Spin(initialState: 0) {
+            let loop = try Spin(initialState: 0) {
                 Feedback<Int, CounterEvent>(effect: { (_: Int) async -> CounterEvent? in
                     // Ignores cancellation: returns only once the test is
                     // done (a task left behind forever would hold other

@@ -48,7 +48,7 @@ let runReducer = Reducer<RunState, RunEvent> { state, event in
     func cancelledEffectEventsAreNeverReduced(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let gates = Gates()
-            let loop = spin(gates, .cancelOnNewState).start(options: SpinOptions(executor: executor))
+            let loop = try spin(gates, .cancelOnNewState).start(options: SpinOptions(executor: executor))
             loop.emit(.tick)
             #expect(await eventually { loop.statistics.effectRunsStarted == 1 })
             loop.emit(.tick)
@@ -66,7 +66,7 @@ let runReducer = Reducer<RunState, RunEvent> { state, event in
     func continuedEffectsAllHaveTheirEventsReduced(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let gates = Gates()
-            let loop = spin(gates, .continueOnNewState).start(options: SpinOptions(executor: executor))
+            let loop = try spin(gates, .continueOnNewState).start(options: SpinOptions(executor: executor))
             loop.emit(.tick)
             loop.emit(.tick)
             #expect(await eventually { loop.statistics.effectRunsStarted == 2 })
@@ -86,7 +86,7 @@ let runReducer = Reducer<RunState, RunEvent> { state, event in
             // The run for each tick, once its sequence was ended (by its
             // cancellation: the producing task loops until then).
             let ended = Recorder<Int>()
-            let loop = Spin(initialState: RunState()) {
+            let loop = try Spin(initialState: RunState()) {
                 Feedback<RunState, RunEvent>(
                     effect: { (state: RunState) -> AsyncStream<RunEvent> in
                         AsyncStream { continuation in
@@ -121,7 +121,7 @@ let runReducer = Reducer<RunState, RunEvent> { state, event in
     func stopCancelsRunningEffectsAndDiscardsTheirLateEvents(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let gates = Gates()
-            let loop = spin(gates, .continueOnNewState).start(options: SpinOptions(executor: executor))
+            let loop = try spin(gates, .continueOnNewState).start(options: SpinOptions(executor: executor))
             loop.emit(.tick)
             #expect(await eventually { loop.statistics.effectRunsStarted == 1 })
             await loop.stop()

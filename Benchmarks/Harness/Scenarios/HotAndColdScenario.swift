@@ -48,7 +48,7 @@ enum HotAndColdScenario {
         let coldDone = Countdown(coldLoops)
         let hotRunning = Atomic<Bool>(true)
 
-        let hot = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state &+ 1 })
+        let hot = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state &+ 1 })
             .start(options: run.options)
         var recorders: [ColdRecorder] = []
         var cold: [SpinLoop<StampState, StampEvent>] = []
@@ -61,7 +61,7 @@ enum HotAndColdScenario {
                 if state.received == ticks { coldDone.arrive() }
                 return nil
             })
-            cold.append(Spin(initialState: StampState(), feedbacks: [record], reducer: Reducer(StampState.reduce))
+            cold.append(try Spin(initialState: StampState(), feedbacks: [record], reducer: Reducer(StampState.reduce))
                 .start(options: run.options))
         }
         let coldLoopsStarted = cold

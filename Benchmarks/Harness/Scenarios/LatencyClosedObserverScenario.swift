@@ -49,7 +49,7 @@ enum LatencyClosedObserverScenario {
     private static func measure(_ run: ScenarioRun) async throws -> Sample {
         let count = run.events
         let publisher = Publisher()
-        let loop = Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
+        let loop = try Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
             .observed(by: publisher)
             .start(options: run.options)
         let outcome = Outcome()

@@ -24,7 +24,7 @@ enum LatencyClosedScenario {
 
     private static func measure(_ run: ScenarioRun) async throws -> Sample {
         let count = run.events
-        let loop = Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
+        let loop = try Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
             .start(options: run.options)
         var states = loop.states().makeAsyncIterator()
         let first = await states.next()

@@ -40,12 +40,14 @@ extension Spin {
     ///   - onStart: called with the loop right after it starts (to emit into
     ///     it, or to keep it for reading); the loop stops when `run` ends,
     ///     whoever else holds it.
-    /// - Throws: `CancellationError`, always, after the loop has stopped.
+    /// - Throws: the ``SpinExecutorError`` of a loop that cannot start (at
+    ///   once; `onStart` is not called); otherwise `CancellationError`,
+    ///   always, after the loop has stopped.
     public func run(
         options: SpinOptions = .init(),
         onStart: @Sendable (SpinLoop<State, Event>) -> Void = { _ in }
     ) async throws {
-        let loop = start(options: options)
+        let loop = try start(options: options)
         onStart(loop)
         let cancellation = CancellationSignal()
         await withTaskCancellationHandler {

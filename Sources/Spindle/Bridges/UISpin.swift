@@ -131,7 +131,8 @@ public final class UISpin<State: Sendable, Event: Sendable>: Sendable {
                         .delivering(rendering))
             }
             // The spin's observers stay with it.
-            loop = rendered.start(options: options)
+            // It cannot throw: a failure is the loop's `startError` (and logged).
+            loop = SpinLoop(spin: rendered, options: options)
         }
     }
 

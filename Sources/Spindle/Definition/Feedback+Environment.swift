@@ -28,7 +28,7 @@ extension Feedback {
     ///         Feedback(effect: { (state: Session) in connection.send(state.reply) })
     ///     }
     /// }
-    /// let loop = try session.tryStart(environment: Connection(id: 7, send: write))
+    /// let loop = try session.start(environment: Connection(id: 7, send: write))
     /// ```
     ///
     /// `make` is called once per start, before the loop's first slice; the
@@ -40,9 +40,8 @@ extension Feedback {
     /// A spin with a per-start feedback starts only with an environment of
     /// the type `make` takes (``Spin/start(environment:options:)``); started
     /// without one, or with one of another type, it does not start:
-    /// ``SpinExecutorError/missingEnvironment(expected:given:)``, thrown by
-    /// ``Spin/tryStart(environment:options:)`` or kept in
-    /// ``SpinLoop/startError``.
+    /// ``Spin/start(environment:options:)`` throws
+    /// ``SpinExecutorError/missingEnvironment(expected:given:)``.
     /// - Parameters:
     ///   - environment: the environment's type (inferred from `make`).
     ///   - make: makes this start's feedback from its environment.
@@ -63,32 +62,17 @@ extension Spin {
     /// is made from it, before the first slice. Everything else (the
     /// reducer, the other feedbacks, the observers) is shared by every
     /// start.
-    ///
-    /// Never crashes, as ``start(options:)``: an environment of another type
-    /// than a per-start feedback needs leaves the loop stopped, with
-    /// ``SpinExecutorError/missingEnvironment(expected:given:)`` in
-    /// ``SpinLoop/startError``.
     /// - Parameters:
     ///   - environment: this start's environment.
     ///   - options: the executor, queue and tuning for this loop.
+    /// - Throws: ``SpinExecutorError``: as ``start(options:)``, or
+    ///   ``SpinExecutorError/missingEnvironment(expected:given:)`` when a
+    ///   per-start feedback needs an environment of another type.
     /// - Returns: the running loop.
-    public func start(environment: some Sendable, options: SpinOptions = .init()) -> SpinLoop<State, Event> {
-        SpinLoop(spin: self, options: options, environment: environment)
-    }
-
-    /// Starts a loop running this spin with `environment` as this start's
-    /// environment (see ``start(environment:options:)``), or throws why it
-    /// cannot.
-    /// - Parameters:
-    ///   - environment: this start's environment.
-    ///   - options: the executor, queue and tuning for this loop.
-    /// - Throws: ``SpinExecutorError``: the executor cannot take the loop, or
-    ///   a per-start feedback needs an environment of another type.
-    /// - Returns: the running loop.
-    public func tryStart(environment: some Sendable, options: SpinOptions = .init()) throws(SpinExecutorError) -> SpinLoop<State, Event> {
-        let loop = SpinLoop(spin: self, options: options, environment: environment)
-        if let error = loop.startError { throw error }
-        return loop
+    public func start(
+        environment: some Sendable, options: SpinOptions = .init()
+    ) throws(SpinExecutorError) -> SpinLoop<State, Event> {
+        try SpinLoop.start(spin: self, options: options, environment: environment)
     }
 
     /// This spin with its per-start feedbacks made from `environment`, in

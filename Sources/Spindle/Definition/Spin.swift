@@ -126,15 +126,20 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// Starts a loop running this spin on its executor (by default the
     /// shared ``ReducerPool``); every feedback sees the initial state first.
     ///
-    /// Never crashes: if the executor cannot take the loop (a dedicated
-    /// thread the system refuses, a pool that was shut down), the loop is
-    /// returned stopped, with the reason in ``SpinLoop/startError`` (and
-    /// logged). Use ``tryStart(options:)`` to get the error thrown instead.
+    /// ```swift
+    /// let loop = try spin.start()
+    /// ```
+    ///
     /// - Parameter options: the executor, queue and tuning for this loop.
+    /// - Throws: ``SpinExecutorError`` when the loop cannot start: options
+    ///   that cannot run, an executor that cannot take the loop (a dedicated
+    ///   thread the system refuses, a pool that was shut down), a per-start
+    ///   feedback with no environment. Nothing was started then: no effect
+    ///   was called, and nothing is left to stop.
     /// - Returns: the running loop; it stops when ``SpinLoop/stop(_:)`` is
     ///   called or when the last reference to it goes away.
-    public func start(options: SpinOptions = .init()) -> SpinLoop<State, Event> {
-        SpinLoop(spin: self, options: options)
+    public func start(options: SpinOptions = .init()) throws(SpinExecutorError) -> SpinLoop<State, Event> {
+        try SpinLoop.start(spin: self, options: options)
     }
 
     /// Starts a loop running this spin with `feedbacks` added for this start
@@ -143,22 +148,16 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// connection id — without being rebuilt. The added feedbacks capture
     /// it; everything else (the reducer, the spin's feedbacks and
     /// observers) is shared by every start.
-    ///
-    /// Never crashes, as ``start(options:)``.
     /// - Parameters:
     ///   - options: the executor, queue and tuning for this loop.
     ///   - feedbacks: this start's own feedbacks; each sees the initial state
     ///     first, as every feedback does.
+    /// - Throws: ``SpinExecutorError`` when the loop cannot start, as
+    ///   ``start(options:)``.
     /// - Returns: the running loop.
-    public func start(options: SpinOptions = .init(), adding feedbacks: [Feedback<State, Event>]) -> SpinLoop<State, Event> {
-        addingFeedbacks(feedbacks).start(options: options)
-    }
-
-    /// Starts a loop running this spin, or throws why it cannot.
-    /// - Parameter options: the executor, queue and tuning for this loop.
-    /// - Throws: ``SpinExecutorError`` when the executor cannot take the loop.
-    /// - Returns: the running loop.
-    public func tryStart(options: SpinOptions = .init()) throws(SpinExecutorError) -> SpinLoop<State, Event> {
-        try SpinLoop.tryStart(spin: self, options: options)
+    public func start(
+        options: SpinOptions = .init(), adding feedbacks: [Feedback<State, Event>]
+    ) throws(SpinExecutorError) -> SpinLoop<State, Event> {
+        try addingFeedbacks(feedbacks).start(options: options)
     }
 }

@@ -29,17 +29,28 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     private let startFailure: StartFailure?
     /// What `emit`'s inlined lane fast path reads of the loop.
     @usableFromInline let laneKey: LaneEmitKey
-    /// Why the loop could not start, or nil. A loop that could not start is
-    /// stopped from birth: every emit answers ``EmitResult/stopped``, and
-    /// ``stop(_:)`` returns at once with nothing reduced.
+    /// Why the loop could not start, or nil: for a loop a bridge started
+    /// for you (``UISpin``, ``ObservationSpin``, a state stream), which
+    /// cannot throw (``Spin/start(options:)`` throws instead, and never
+    /// returns such a loop). A loop that could not start is stopped from
+    /// birth: every emit answers ``EmitResult/stopped``, and ``stop(_:)``
+    /// returns at once with nothing reduced.
     public var startError: SpinExecutorError? { startFailure?.error }
 
     /// Starts `spin`, its per-start feedbacks made from `environment`; a
-    /// failure to start is kept in `startError` (and logged). `beforeStart`
-    /// runs once the loop exists, before its first slice can run.
+    /// failure to start is kept in `startError` and logged: how the
+    /// bridges, which cannot throw, start their loops.
+    package convenience init(spin: Spin<State, Event>, options: SpinOptions, environment: (any Sendable)? = nil) {
+        self.init(spin: spin, options: options, environment: environment, logsFailure: true, beforeStart: { _ in })
+    }
+
+    /// Starts `spin`, its per-start feedbacks made from `environment`; a
+    /// failure to start is kept in `startError` (and logged, if
+    /// `logsFailure`). `beforeStart` runs once the loop exists, before its
+    /// first slice can run.
     init(
-        spin: Spin<State, Event>, options: SpinOptions, environment: (any Sendable)? = nil,
-        beforeStart: (LoopCore<State, Event>) -> Void = { _ in }
+        spin: Spin<State, Event>, options: SpinOptions, environment: (any Sendable)?,
+        logsFailure: Bool, beforeStart: (LoopCore<State, Event>) -> Void
     ) {
         // A spin without per-start feedbacks or an effect router starts as
         // it is: rebuilding it (`resolvingEnvironment`, `PreparedSpin`)
@@ -52,6 +63,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         core = started.core
         laneKey = started.core.laneEmitKey
         startFailure = started.error.map(StartFailure.init)
+        if logsFailure, let error = started.error { options.logger.error("\(error.description)") }
     }
 
     /// Starts a spin with no per-start feedback left to make.
@@ -115,14 +127,16 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
             try core.start(spin: spin)
             return (core, nil)
         } catch {
-            options.logger.error("\(error.description)")
             return (core, error)
         }
     }
 
-    /// Starts `spin`, or throws why it cannot start.
-    static func tryStart(spin: Spin<State, Event>, options: SpinOptions) throws(SpinExecutorError) -> SpinLoop {
-        let loop = SpinLoop(spin: spin, options: options)
+    /// Starts `spin`, or throws why it cannot start (not logged: the
+    /// caller has the error).
+    static func start(
+        spin: Spin<State, Event>, options: SpinOptions, environment: (any Sendable)? = nil
+    ) throws(SpinExecutorError) -> SpinLoop {
+        let loop = SpinLoop(spin: spin, options: options, environment: environment, logsFailure: false) { _ in }
         if let error = loop.startError { throw error }
         return loop
     }
@@ -136,7 +150,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         bufferingPolicy: SpinStates<State>.BufferingPolicy = .standard
     ) -> (loop: SpinLoop<State, Event>, states: SpinStates<State>) {
         var states: SpinStates<State>?
-        let loop = SpinLoop(spin: spin, options: options) { core in
+        let loop = SpinLoop(spin: spin, options: options, environment: nil, logsFailure: true) { core in
             states = core.subscribeStates(limit: bufferingPolicy.limit)
         }
         return (loop, states!)

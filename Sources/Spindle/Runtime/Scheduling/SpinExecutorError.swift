@@ -1,8 +1,9 @@
 /// Why a loop could not start, or a pool could not be made or shut down.
 ///
-/// Starting a loop never kills the process: ``Spin/tryStart(options:)``
-/// throws one of these, and ``Spin/start(options:)`` returns a loop that is
-/// already stopped, with the error in ``SpinLoop/startError``.
+/// Starting a loop never kills the process: ``Spin/start(options:)``
+/// throws one of these; a bridge that starts a loop for you and cannot
+/// throw (``UISpin``, ``ObservationSpin``) returns a loop that is already
+/// stopped, with the error in ``SpinLoop/startError``.
 public enum SpinExecutorError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The operating system refused a new thread (`pthread_create` failed
     /// with `errno`; `EAGAIN` when a thread or memory-map limit is reached).
