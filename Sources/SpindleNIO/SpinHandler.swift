@@ -41,7 +41,7 @@ public import Spindle
 ///   loop, as that policy says.)
 /// - **A loop that cannot start** (options that cannot run, a spin whose
 ///   per-start feedbacks need an environment): the handler fires the
-///   ``SpinExecutorError`` down the pipeline (`errorCaught`) and closes
+///   `SpinExecutorError` down the pipeline (`errorCaught`) and closes
 ///   the channel; it reads nothing.
 /// - **Stop.** When the channel goes inactive, the loop is asked to stop
 ///   (`SpinLoop.requestStop(_:)`, with drain) once the messages held for a
