@@ -42,7 +42,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         #expect(observable.state == 0)
         observable.start()
         observable.start()  // does nothing the second time
-        #expect(await eventuallyOnMainActor(within: 30) { published.count == 20 })
+        #expect(await eventuallyOnMainActor { published.count == 20 })
         // The initial state is `state` already: start does not publish it again.
         #expect(published.values == Array(1...20))
         #expect(onMain.values.count == 20 && onMain.values.allSatisfy { $0 })
@@ -58,7 +58,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
             before.append(MainActor.assumeIsolated { observable.state })  // still the old value
         })
         observable.start()
-        #expect(await eventuallyOnMainActor(within: 30) { before.count == 20 })
+        #expect(await eventuallyOnMainActor { before.count == 20 })
         #expect(before.values == Array(0..<20))  // one change per new state, none at start
         bag.cancelAll()
     }
@@ -92,7 +92,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         let current = observable.binding(for: \.self, event: { $0 })
         #expect(await eventually { current.get() == 500 })
         held.signal()
-        #expect(await eventually(within: 30) { published.values.last == 500 })
+        #expect(await eventually { published.values.last == 500 })
         #expect(published.count <= 2)  // at most one before the hold, and the latest
         #expect(published.values == published.values.sorted())
         #expect(onMain.values.allSatisfy { $0 })
@@ -103,10 +103,10 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         let observable = ObservableSpin(spin: counterSpin())
         #expect(observable.emit(1) == .stopped)
         observable.start()
-        #expect(await eventuallyOnMainActor(within: 30) { observable.state == 20 })
+        #expect(await eventuallyOnMainActor { observable.state == 20 })
         let fromAnotherThread = await Task.detached { observable.emit(5) }.value
         #expect(fromAnotherThread == .accepted)
-        #expect(await eventuallyOnMainActor(within: 30) { observable.state == 25 })
+        #expect(await eventuallyOnMainActor { observable.state == 25 })
     }
 
     @MainActor @Test func bindingGetsTheValueAndItsSetterEmitsTheEvent() async {
@@ -124,10 +124,10 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         name.set("Ada")  // before start: not accepted
         observable.start()
         name.set("Ada")
-        #expect(await eventuallyOnMainActor(within: 30) { name.get() == "Ada" })
+        #expect(await eventuallyOnMainActor { name.get() == "Ada" })
         name.wrappedValue = "Grace"
-        #expect(await eventuallyOnMainActor(within: 30) { names.values == ["Ada", "Grace"] })
-        #expect(await eventuallyOnMainActor(within: 30) { observable.state == Form(name: "Grace", edits: 2) })
+        #expect(await eventuallyOnMainActor { names.values == ["Ada", "Grace"] })
+        #expect(await eventuallyOnMainActor { observable.state == Form(name: "Grace", edits: 2) })
         bag.cancelAll()
     }
 
@@ -138,10 +138,10 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
             let observable = ObservableSpin(spin: counterSpin(gear: gear))
             released = observable
             observable.start()
-            #expect(await eventuallyOnMainActor(within: 30) { gear.attachedCount == 1 })
+            #expect(await eventuallyOnMainActor { gear.attachedCount == 1 })
         }
-        #expect(await eventuallyOnMainActor(within: 30) { released == nil })
-        #expect(await eventuallyOnMainActor(within: 30) { gear.attachedCount == 0 })
+        #expect(await eventuallyOnMainActor { released == nil })
+        #expect(await eventuallyOnMainActor { gear.attachedCount == 0 })
     }
 }
 

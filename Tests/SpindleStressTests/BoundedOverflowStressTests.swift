@@ -71,7 +71,7 @@ extension StressSuite {
                 let checker = OrderChecker(producers: producers, payloads: payloads)
                 let loop = try Self.spin(checker).start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .block)))
                 let tallies = Recorder<ProducerTally>()
-                let finished = await onThreads(producers, within: 300) { producer in
+                let finished = await onThreads(producers) { producer in
                     var tally = ProducerTally(producer: producer)
                     for sequence in 0..<perProducer {
                         payloads.write(producer: producer, sequence: sequence)
@@ -86,7 +86,7 @@ extension StressSuite {
                 // Every state reaches both feedbacks, so the totals are
                 // known; wait for them before stopping (a stop would refuse
                 // the feedbacks' last answers).
-                let settled = await eventually(within: 120) { loop.statistics.reducedEvents >= items + echoes + fromQueue }
+                let settled = await eventually { loop.statistics.reducedEvents >= items + echoes + fromQueue }
                 #expect(settled, "reduced \(loop.statistics.reducedEvents) of \(items + echoes + fromQueue): lost or stuck")
                 let report = await loop.stop()
                 let state = loop.state
@@ -135,7 +135,7 @@ extension StressSuite {
                 let all = tallies.values.sorted { $0.producer < $1.producer }
                 let accepted = all.map(\.accepted).reduce(0, +)
                 let dropped = all.map(\.dropped).reduce(0, +)
-                let settled = await eventually(within: 120) {
+                let settled = await eventually {
                     let statistics = loop.statistics
                     let state = loop.state
                     return state.items == accepted && state.echoes == acceptedEchoes.current

@@ -151,7 +151,7 @@ extension StressSuite {
                 #expect(ticksAccepted.current == ticks)
                 // Every tick state reaches the feedback and starts one run;
                 // let every run end before stopping, so the books close.
-                #expect(await eventually(within: 120) { loop.statistics.effectRunsStarted == ticks },
+                #expect(await eventually { loop.statistics.effectRunsStarted == ticks },
                         "runs started: \(loop.statistics.effectRunsStarted) of \(ticks)")
                 await baseline.expectEffectTasksEnded()
                 let report = await loop.stop()

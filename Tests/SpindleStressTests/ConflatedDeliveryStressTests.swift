@@ -45,7 +45,7 @@ extension StressSuite {
                 // While the loop runs, a conflated feedback gets to the latest
                 // state; a stop drops a delivery still waiting on a queue (as
                 // for any feedback on a queue), so wait for it first.
-                #expect(await eventually(within: 300) {
+                #expect(await eventually {
                     onQueue.withLock { $0.last } == total && inline.withLock { $0.last } == total
                 })
                 let report = await loop.stop()

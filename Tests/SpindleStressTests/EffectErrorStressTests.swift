@@ -85,7 +85,7 @@ extension StressSuite {
                 let answers = (total - throwingAsync) + throwingSequences
                 // Runs go on (.continueOnNewState): wait until all are over.
                 await baseline.expectEffectTasksEnded()
-                let settled = await eventually(within: 60) {
+                let settled = await eventually {
                     loop.state.answers == answers && reported.count == throwingAsync + throwingSequences
                 }
                 #expect(settled, "answers \(loop.state.answers) of \(answers), errors \(reported.count) of \(throwingAsync + throwingSequences)")
@@ -97,7 +97,7 @@ extension StressSuite {
                 let asyncErrors = allItems.filter { $0 % 3 == 0 }.count
                 let sequenceErrors = allItems.filter { $0 % 5 == 0 }.count
                 let allAnswers = (allItems.count - asyncErrors) + sequenceErrors
-                let resumed = await eventually(within: 60) {
+                let resumed = await eventually {
                     loop.state.items == total + 1 && loop.state.answers == allAnswers
                         && reported.count == asyncErrors + sequenceErrors
                 }

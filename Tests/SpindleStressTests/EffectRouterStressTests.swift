@@ -154,7 +154,7 @@ extension StressSuite {
                 let bursts = (0..<perProducer).filter { $0 % 64 == 0 }.count * producers
                 let lost = (0..<perProducer).filter { $0 % 256 == 0 }.count * producers
                 let handlerEvents = perProducer * producers + answers + 3 * bursts
-                let settled = await eventually(within: 120) {
+                let settled = await eventually {
                     checker.handlerEvents.current == handlerEvents && ledger.unhandledReported.current == lost
                 }
                 #expect(settled, "handler events \(checker.handlerEvents.current) of \(handlerEvents), unhandled \(ledger.unhandledReported.current) of \(lost)")
@@ -219,7 +219,7 @@ extension StressSuite {
                 // echo route's queue to pass them, and for the tasks to end.
                 await flush(echoQueue)
                 await baseline.expectEffectTasksEnded()
-                let effectsSettled = await eventually(within: 30) {
+                let effectsSettled = await eventually {
                     let s = loop.statistics
                     return s.effectsDispatched == s.effectsHandled + s.effectsDiscardedAtStop + s.unhandledEffects
                         && ledger.unhandledReported.current == s.unhandledEffects

@@ -149,9 +149,9 @@ extension StressSuite {
                 // The stop that wins is the first feedback's; the others may
                 // never run (their states can come after the close). Every
                 // stop that was called returns.
-                #expect(await eventually(within: 60) { loop.isStopped && stops.count >= 1 }, "round \(round): no stop completed")
+                #expect(await eventually { loop.isStopped && stops.count >= 1 }, "round \(round): no stop completed")
                 let report = await loop.stop()
-                #expect(await eventually(within: 60) { SpindleLiveObjects.current.effectTasks <= baseline.counts.effectTasks })
+                #expect(await eventually { SpindleLiveObjects.current.effectTasks <= baseline.counts.effectTasks })
                 #expect(stops.values.allSatisfy { $0 == report }, "round \(round)")
                 let accepted = tallies.values.map(\.accepted).reduce(0, +)
                 #expect(report == StopReport(reduced: accepted, discarded: 0), "round \(round)")
@@ -230,13 +230,13 @@ extension StressSuite {
                 }
                 // Gone: the loop drains what it accepted, detaches from the
                 // gear and lets everything go.
-                #expect(await eventually(within: 30) { gear.attachedCount == 0 }, "round \(round): still attached to the gear")
+                #expect(await eventually { gear.attachedCount == 0 }, "round \(round): still attached to the gear")
                 gearDone.raise()
                 let all = tallies.values.sorted { $0.producer < $1.producer }
                 let accepted = all.map(\.accepted)
                 #expect(all.allSatisfy { $0.stopped == 0 && $0.dropped == 0 },
                         "round \(round): an emit on a live (referenced) loop was refused")
-                #expect(await eventually(within: 30) { checker.progress.current == accepted.reduce(0, +) },
+                #expect(await eventually { checker.progress.current == accepted.reduce(0, +) },
                         "round \(round): accepted \(accepted.reduce(0, +)), reduced \(checker.progress.current)")
                 await baseline.expectReturned()
                 // The reducer thread has exited: its writes are done.
@@ -271,7 +271,7 @@ extension StressSuite {
                 let acceptedSoFar = Counter()
                 let largestBacklog = Locked(0)
                 let tallies = Recorder<ProducerTally>()
-                let finished = await onThreads(producers, within: 300) { producer in
+                let finished = await onThreads(producers) { producer in
                     var tally = ProducerTally(producer: producer)
                     for sequence in 0..<perProducer {
                         let result = loop.emit(Stamped(producer: producer, sequence: sequence))
@@ -339,7 +339,7 @@ extension StressSuite {
                     }
                 }
                 #expect(finished)
-                #expect(await eventually(within: 30) { runsEntered.current >= loops })
+                #expect(await eventually { runsEntered.current >= loops })
                 // Every stop returns although every loop has runs stuck.
                 let reports = Recorder<StopReport>()
                 await withTaskGroup(of: Void.self) { group in

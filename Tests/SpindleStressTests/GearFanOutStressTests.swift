@@ -153,7 +153,7 @@ extension StressSuite {
                 // Late deliveries (a propagate that took the subscriber list just
                 // before a detach) are refused at the gate; wait until no worker
                 // of any stopped spin is left before closing the books.
-                let workersGone = await eventually(within: 60) {
+                let workersGone = await eventually {
                     let now = SpindleLiveObjects.current
                     return now.feedbackWorkers <= baseline.counts.feedbackWorkers
                 }

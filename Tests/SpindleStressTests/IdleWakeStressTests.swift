@@ -125,7 +125,7 @@ extension StressSuite {
             try #require(perProducer.count == producers)
             let accepted = (0..<loops).map { index in perProducer.reduce(0) { $0 + $1[index] } }
             let acceptedTotal = accepted.reduce(0, +)
-            let allReduced = await eventually(within: 60) {
+            let allReduced = await eventually {
                 reducedBy.reduce(0) { $0 + $1.current } == acceptedTotal
             }
             #expect(allReduced, "accepted \(acceptedTotal), reduced \(reducedBy.reduce(0) { $0 + $1.current })")

@@ -36,7 +36,7 @@ extension StressSuite {
                     try Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start()
                 }
                 let accepted = (0..<loopCount).map { _ in Counter() }
-                let finished = await onThreads(producers, within: 240) { producer in
+                let finished = await onThreads(producers) { producer in
                     var random = SplitMix64(seed: UInt64(producer + 7))
                     var next = Array(repeating: 0, count: loopCount)
                     for _ in 0..<bursts {
@@ -105,7 +105,7 @@ extension StressSuite {
                 let checker = OrderChecker(producers: producers)
                 let loop = try Spin(initialState: 0, feedbacks: [], reducer: checker.reducer).start()
                 let accepted = Counter()
-                let finished = await onThreads(producers, within: 240) { producer in
+                let finished = await onThreads(producers) { producer in
                     var random = SplitMix64(seed: UInt64(producer + 41))
                     var next = 0
                     func emitOne() {
@@ -175,7 +175,7 @@ extension StressSuite {
                     let loops = try checkers.map { try Spin(initialState: 0, feedbacks: [], reducer: $0.reducer).start(options: options) }
                     let accepted = (0..<producers).map { _ in Counter() }
                     let stoppedAt = (0..<producers).map { _ in Counter() }
-                    async let producing: Bool = onThreads(producers, within: 240) { producer in
+                    async let producing: Bool = onThreads(producers) { producer in
                         var random = SplitMix64(seed: UInt64(round * 31 + producer + 5))
                         let loop = loops[producer], checker = checkers[producer]
                         var sequence = 0
@@ -244,7 +244,7 @@ extension StressSuite {
             do {
                 let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state + 1 }).start()
                 let collectors = Locked<[Task<[Int], Never>]>([])
-                let finished = await onThreads(1, within: 60) { _ in
+                let finished = await onThreads(1) { _ in
                     for _ in 0..<rounds {
                         for _ in 0..<perHalf { loop.emit(1) }
                         let stream = loop.states(bufferingPolicy: .unbounded)  // every state is checked

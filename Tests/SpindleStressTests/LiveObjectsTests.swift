@@ -12,7 +12,7 @@ struct LiveObjectsTests {
         // process (every count zero), not with a snapshot: another suite's
         // objects can only add to zero, while a snapshot that held some of
         // theirs could drop below this loop's share as they end.
-        let quiet = await eventually(within: 120) { SpindleLiveObjects.current.isEmpty }
+        let quiet = await eventually { SpindleLiveObjects.current.isEmpty }
         try #require(quiet, "live objects before the test (a leak of an earlier test?): \(SpindleLiveObjects.current)")
         do {
             let loop = try Spinner.initialState(0)
@@ -33,7 +33,7 @@ struct LiveObjectsTests {
         }
         // Back to zero: this loop's objects are gone (other suites' loops,
         // if any run beside this test, can only delay it).
-        #expect(await eventually(within: 60) {
+        #expect(await eventually {
             let now = SpindleLiveObjects.current
             return now.loops == 0 && now.reducerThreads == 0 && now.feedbackWorkers == 0 && now.eventQueues == 0
         }, "live objects \(SpindleLiveObjects.current)")

@@ -162,7 +162,7 @@ extension StressSuite {
                     // Released while referenced by no one else: never refused,
                     // and everything accepted is reduced in the background.
                     #expect(tally.allSatisfy { $0.stopped[index] == 0 }, "loop \(index) (\(fate)): an emit was refused")
-                    let drained = await eventually(within: 60) { checker.progress.current == acceptedTotal }
+                    let drained = await eventually { checker.progress.current == acceptedTotal }
                     #expect(drained, "loop \(index) (\(fate)): accepted \(acceptedTotal), reduced \(checker.progress.current)")
                     if drained { #expect(checker.reducedPerProducer == accepted, "loop \(index) (\(fate))") }
                 } else if let loop = strong[index] {

@@ -53,7 +53,7 @@ extension StressSuite {
             let tallies = Locked<[ProducerTally]>([])
             // The head only in this closure: the loops must all be released
             // before the live-object check at the end.
-            let produced = await onThreads(producers, within: 240) { [head = chain[0]] producer in
+            let produced = await onThreads(producers) { [head = chain[0]] producer in
                 var tally = ProducerTally(producer: producer)
                 for sequence in 0..<perProducer {
                     tally.count(head.emit(Stamped(producer: producer, sequence: sequence)), sequence: sequence)
@@ -88,7 +88,7 @@ extension StressSuite {
             }
             reportTotal("blocking-chain-events", queue: "ring(1,block) threads=\(threads)", total * links)
             // Nothing blocks any more: the spares leave on their own.
-            #expect(await eventually(within: 30) { pool.spareThreads == 0 }, "\(pool.spareThreads) spares stayed")
+            #expect(await eventually { pool.spareThreads == 0 }, "\(pool.spareThreads) spares stayed")
             chain.removeAll()
             try await pool.shutdown()
             await baseline.expectReturned()

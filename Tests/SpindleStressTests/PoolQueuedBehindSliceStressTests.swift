@@ -59,7 +59,7 @@ extension StressSuite {
                 Reducer<Int, Int> { state, _ in state + 1 }
             }.start(options: options)
 
-            let finished = await onThreads(1, within: 150) { _ in
+            let finished = await onThreads(1) { _ in
                 for round in 0..<rounds {
                     _ = waiter.emit(round)
                     _ = target.emit(round)

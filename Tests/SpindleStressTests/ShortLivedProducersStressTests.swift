@@ -29,7 +29,7 @@ extension StressSuite {
                     .start(options: SpinOptions(queue: queue))
                 let tallies = Recorder<ProducerTally>()
                 for wave in 0..<waves {
-                    let finished = await onThreads(threadsPerWave, within: 240) { index in
+                    let finished = await onThreads(threadsPerWave) { index in
                         let producer = wave * threadsPerWave + index
                         var tally = ProducerTally(producer: producer)
                         var random = SplitMix64(seed: UInt64(producer + 1))

@@ -96,7 +96,7 @@ extension StressSuite {
                     // Check and let go of the stopped loops as we go, once
                     // both producers have moved on (their counts are final).
                     for target in finished {
-                        #expect(await eventually(within: 30) { target.movedOn.current == producers })
+                        #expect(await eventually { target.movedOn.current == producers })
                         checked += checkSoakTarget(target, producers: producers)
                     }
                     finished = []

@@ -94,7 +94,7 @@ extension StressSuite {
             // Threads: joined or exited (idle dispatch workers may linger a
             // few seconds before they exit, so wait, with a small allowance).
             let allowance = 8
-            let threadsBack = await eventually(within: 60) {
+            let threadsBack = await eventually {
                 ProcessProbe.threadCount() <= max(baseline.threads, threadsAfterWarmUp) + allowance
             }
             #expect(threadsBack,

@@ -106,7 +106,7 @@ extension StressSuite {
                 // Producers give way now and then (every 500 events, until
                 // one more churn round has ended or for a while), so that the
                 // subscribers' tasks run while events still come.
-                let produced = await onThreads(producers, within: 240) { producer in
+                let produced = await onThreads(producers) { producer in
                     var tally = ProducerTally(producer: producer)
                     for sequence in 0..<perProducer {
                         tally.count(loop.emit(Stamped(producer: producer, sequence: sequence)), sequence: sequence)

@@ -36,7 +36,7 @@ extension StressSuite {
                 // Threads 0..<producers emit; the last one is the switcher:
                 // it holds the next searcher, keeps it a moment once held,
                 // lets it go, until the producers are done.
-                let finished = await onThreads(producers + 1, within: 240) { producer in
+                let finished = await onThreads(producers + 1) { producer in
                     if producer == producers {
                         while producersDone.current < producers {
                             pool.holdNextSearcher()

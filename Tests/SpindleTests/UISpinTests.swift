@@ -260,7 +260,7 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         let uiSpin = UISpin(spin: counterSpin(), rendering: .everyState)
         uiSpin.render(on: screen, using: { $0.render(state:) })
         uiSpin.start()
-        #expect(await eventually(within: 30) { screen.rendered.count == 21 })
+        #expect(await eventually { screen.rendered.count == 21 })
         #expect(screen.onRenderQueue.values.allSatisfy { $0 })
         #expect(screen.onRenderQueue.values.count == 21)
     }
