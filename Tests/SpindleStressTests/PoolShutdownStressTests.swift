@@ -147,7 +147,8 @@ extension StressSuite {
             #expect(throws: SpinExecutorError.poolShutDown(pool: poolName)) {
                 try spinAfter.start(options: SpinOptions(executor: .pool(pool)))
             }
-            let refused = try spinAfter.start(options: SpinOptions(executor: .pool(pool)))
+            // As a bridge starts one: stopped from birth, with the reason.
+            let refused = SpinLoop(spin: spinAfter, options: SpinOptions(executor: .pool(pool)))
             #expect(refused.startError == .poolShutDown(pool: poolName))
             #expect(refused.emit(Stamped(producer: 0, sequence: 0)) == .stopped)
             return accepted
