@@ -115,7 +115,10 @@ struct LeakDriver {
     static func startStopCycles(_ cycles: Int) async {
         var failures = 0
         for cycle in 0..<cycles {
-            let loop = spin.start(options: SpinOptions(queue: queues[cycle % queues.count]))
+            guard let loop = try? spin.start(options: SpinOptions(queue: queues[cycle % queues.count])) else {
+                print("cycle \(cycle): the loop could not start")
+                exit(4)
+            }
             for _ in 0..<8 { loop.emit(.external) }
             if cycle % 8 == 7 { continue }  // released without a stop
             let report = await loop.stop(cycle % 2 == 0 ? .drain : .discardPending)
