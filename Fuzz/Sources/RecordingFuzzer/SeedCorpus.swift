@@ -62,7 +62,7 @@ private func record<State: Sendable>(
 ) async throws -> Data {
     let written = Shared(Data())
     let recorder = SpinRecorder<State, CartEvent>(writer: { lines in written.update { $0.append(lines) } })
-    let loop = Spin(initialState: initialState, feedbacks: [], reducer: reducer).observed(by: recorder).start()
+    let loop = try Spin(initialState: initialState, feedbacks: [], reducer: reducer).observed(by: recorder).start()
     for event in events { loop.emit(event) }
     await loop.stop()
     try await recorder.waitUntilWritten()
