@@ -178,8 +178,6 @@ final class SoakRetirements: Sendable {
         }
     }
 
-    var running: Int { state.withLock { $0.running } }
-
     /// Waits until every retirement begun has ended; returns their findings.
     func waitForAll() async -> [String] {
         while state.withLock({ $0.running }) > 0 { try? await Task.sleep(for: .milliseconds(1)) }
