@@ -57,8 +57,9 @@ let package = Package(
             // (checked by scripts/model-check.sh), beside the code.
             exclude: ["Runtime/Scheduling/Model"]
         ),
-        // Benchmark harness only: counts malloc calls by interposing glibc's
-        // allocator (reports "unsupported" elsewhere). Never linked into Spindle.
+        // Benchmark harness and soak only: counts malloc calls by interposing
+        // glibc's allocator (reports "unsupported" elsewhere) and reads the
+        // heap in use. Never linked into Spindle.
         .target(
             name: "CMallocCounter",
             path: "Benchmarks/CMallocCounter"
@@ -85,7 +86,7 @@ let package = Package(
         // live objects (`scripts/soak.sh`, run by CI for 60 s).
         .executableTarget(
             name: "soak",
-            dependencies: ["Spindle", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Spindle", "CMallocCounter", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             path: "Benchmarks/Soak"
         ),
         // The HTTP server `scripts/load.sh` loads (plain NIO, SpindleNIO, the pool).

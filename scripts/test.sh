@@ -6,7 +6,7 @@
 #   3. the valgrind leak check (scripts/leak-check.sh),
 #   4. the SPIN model check of the loop scheduling protocol
 #      (scripts/model-check.sh),
-#   5. the 60 s soak: a mixed workload, then every loop's books, a flat RSS
+#   5. the 60 s soak: a mixed workload, then every loop's books, a flat heap
 #      and live objects back to zero (scripts/soak.sh),
 #   6. 60 s of libFuzzer on the recording reader, after replaying every past
 #      finding (scripts/fuzz.sh),

@@ -67,6 +67,11 @@ int bench_malloc_counter_is_supported(void) { return 1; }
 
 void bench_malloc_trim(void) { malloc_trim(0); }
 
+int64_t bench_malloc_in_use_bytes(void) {
+    struct mallinfo2 info = mallinfo2();
+    return (int64_t)(info.uordblks + info.hblkhd);
+}
+
 void *malloc(size_t size) {
     count(&allocations);
     return __libc_malloc(size);
@@ -124,5 +129,7 @@ void *pvalloc(size_t size) {
 int bench_malloc_counter_is_supported(void) { return 0; }
 
 void bench_malloc_trim(void) {}
+
+int64_t bench_malloc_in_use_bytes(void) { return -1; }
 
 #endif

@@ -51,6 +51,14 @@ bench_malloc_counts bench_malloc_counter_disable(void);
 /// next peak-RSS reading starts from the live heap. No-op elsewhere.
 void bench_malloc_trim(void);
 
+/// Bytes the allocator has handed out and not yet had back, over every
+/// arena (glibc mallinfo2: in-use chunks plus mmapped blocks); -1
+/// elsewhere. Unlike the resident set it does not keep a peak's pages
+/// (freed chunks inside an arena stay resident): a leak raises it, a
+/// backlog that drains does not. Walks every arena under its lock: for
+/// sampling, not a hot path. Any thread.
+int64_t bench_malloc_in_use_bytes(void);
+
 #ifdef __cplusplus
 }
 #endif
