@@ -68,8 +68,12 @@ int bench_malloc_counter_is_supported(void) { return 1; }
 void bench_malloc_trim(void) { malloc_trim(0); }
 
 int64_t bench_malloc_in_use_bytes(void) {
+#if __GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33)
     struct mallinfo2 info = mallinfo2();
     return (int64_t)(info.uordblks + info.hblkhd);
+#else
+    return -1;  // mallinfo2 came with glibc 2.33; mallinfo's ints wrap at 2 GiB
+#endif
 }
 
 void *malloc(size_t size) {
