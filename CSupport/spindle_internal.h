@@ -7,6 +7,15 @@
 
 #define SPINDLE_CACHE_LINE 64
 
+// The Linux-only system calls (futex for the parker, membarrier for the
+// lanes) and their portable replacements (a condition variable; producers
+// that fence for themselves). SPINDLE_PORTABLE (`-Xcc -DSPINDLE_PORTABLE`)
+// builds the portable path on Linux too: one CI stage runs the lane and
+// parker tests on it (scripts/portable.sh).
+#if defined(__linux__) && !defined(SPINDLE_PORTABLE)
+#  define SPINDLE_LINUX 1
+#endif
+
 // Created-minus-destroyed queues and rings (spindle_live_queues).
 void spindle_live_queues_add(long delta);
 

@@ -17,11 +17,13 @@
 #include "CSpindle.h"
 #include "spindle_internal.h"
 
+#ifdef SPINDLE_LINUX
 #include <linux/membarrier.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -171,10 +173,12 @@ long spindle_live_lanes(void) { return atomic_load_explicit(&live_lanes, memory_
 // store before their load of `closed` with a compiler barrier only; the
 // rare side (an idle re-check, a stop) calls membarrier, which runs a full
 // barrier on every thread of the process. Without membarrier (old
-// kernels), producers issue the fence themselves.
+// kernels, other systems, SPINDLE_PORTABLE), producers issue the fence
+// themselves.
 _Atomic bool spindle_lanes_asymmetric;  // read by the inline spindle_lane_begin
 static pthread_once_t asymmetric_once = PTHREAD_ONCE_INIT;
 
+#ifdef SPINDLE_LINUX
 static long sys_membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 
 static void asymmetric_init(void) {
@@ -183,6 +187,11 @@ static void asymmetric_init(void) {
         && sys_membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED) == 0;
     atomic_store_explicit(&spindle_lanes_asymmetric, usable, memory_order_relaxed);
 }
+#else
+static void asymmetric_init(void) {
+    atomic_store_explicit(&spindle_lanes_asymmetric, false, memory_order_relaxed);
+}
+#endif
 
 bool spindle_lanes_prepare(void) {
     pthread_once(&asymmetric_once, asymmetric_init);
@@ -190,11 +199,13 @@ bool spindle_lanes_prepare(void) {
 }
 
 void spindle_lanes_heavy_fence(void) {
+#ifdef SPINDLE_LINUX
     if (atomic_load_explicit(&spindle_lanes_asymmetric, memory_order_relaxed)) {
         sys_membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED);
-    } else {
-        atomic_thread_fence(memory_order_seq_cst);
+        return;
     }
+#endif
+    atomic_thread_fence(memory_order_seq_cst);
 }
 
 // spindle_lane_begin, _slot, _publish and _abort are inline (CSpindle.h).

@@ -1,5 +1,5 @@
 // The parker: an event count on a Linux futex (a pthread condition variable
-// elsewhere). Waking a sleeping thread costs ~13 us on the reference machine,
+// elsewhere, and under SPINDLE_PORTABLE). Waking a sleeping thread costs ~13 us on the reference machine,
 // so callers spin briefly on their condition before they prepare to wait;
 // notify costs a single load when nobody sleeps, and one system call per
 // sleep however many notifies arrive while the sleeper gets up.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef __linux__
+#ifdef SPINDLE_LINUX
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -53,7 +53,7 @@ struct spindle_parker {
     _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t registry;
     _Atomic uint32_t wake_seq;
     _Atomic uint64_t wakes;  // diagnostics: wake calls issued
-#ifndef __linux__
+#ifndef SPINDLE_LINUX
     pthread_mutex_t lock;
     pthread_cond_t cond;
 #endif
@@ -70,7 +70,7 @@ spindle_parker *spindle_parker_create(void) {
     atomic_init(&p->registry, 0);
     atomic_init(&p->wake_seq, 0);
     atomic_init(&p->wakes, 0);
-#ifndef __linux__
+#ifndef SPINDLE_LINUX
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
 #endif
@@ -79,7 +79,7 @@ spindle_parker *spindle_parker_create(void) {
 
 void spindle_parker_destroy(spindle_parker *p) {
     if (p == NULL) return;
-#ifndef __linux__
+#ifndef SPINDLE_LINUX
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
 #endif
@@ -116,7 +116,7 @@ void spindle_parker_cancel(spindle_parker *p, uint64_t key) {
 
 void spindle_parker_wait(spindle_parker *p, uint64_t key, uint64_t timeout_ns) {
     uint32_t seq = (uint32_t)key;
-#ifdef __linux__
+#ifdef SPINDLE_LINUX
     struct timespec ts;
     struct timespec *tsp = NULL;
     if (timeout_ns > 0) {
@@ -170,7 +170,7 @@ void spindle_parker_notify_after_rmw(spindle_parker *p) {
     }
     atomic_fetch_add_explicit(&p->wake_seq, 1, memory_order_seq_cst);
     atomic_fetch_add_explicit(&p->wakes, 1, memory_order_relaxed);
-#ifdef __linux__
+#ifdef SPINDLE_LINUX
     syscall(SYS_futex, (uint32_t *)&p->wake_seq, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 #else
     pthread_mutex_lock(&p->lock);
