@@ -13,19 +13,28 @@
 #    configurations.
 # 3. The broken variants: each must make SPIN report the error it was built
 #    to cause, or this script fails ("the model can fail").
-# 4. The lanes (lanes.pml): safety, the broken variants, and cycles under
-#    weak fairness.
+# 4. The lanes (lanes.pml): safety with membarrier and without it
+#    (producers that fence: the portable path), the broken variants, and
+#    cycles under weak fairness.
 # 5. The inline fast path (loop-scheduling.pml -DINLINE): an emit on the
 #    loop's own context runs the scheduling its CAS won; safety, LTL, no
 #    cycle, and its broken variant.
-# Runs go two at a time on two cores (the lanes safety run alone takes 6-8
-# minutes and 15 GB; the others run beside it), then the lanes' cycle
-# check alone (3 minutes, 4.5 GB): about nine to twelve minutes in all.
+# Two scopes:
+# - default (the README's test command): every run but the five that take
+#   minutes or gigabytes; the lanes' safety is checked at 2 producers x 1
+#   event (with membarrier and with producers that fence). About three
+#   minutes on two cores, under 2 GB.
+# - --full (CI): those five too: the lanes' safety at 2 x 2 (6-10 minutes,
+#   15 GB; the others run beside it), the cycle checks of the pool's
+#   wake-up (2-3 minutes each), then the lanes' cycle checks alone (3-5
+#   minutes, 4.5 GB): about fifteen minutes in all.
+# Runs go two at a time on two cores.
 #
 # Fails (non-zero) if a correct variant has any error or an incomplete
 # search, or a broken variant has none. Installs spin (Debian/Ubuntu: the
 # `spin` package) when missing.
 #
+#   scripts/model-check.sh [--full]
 #   MODEL_CHECK_JOBS   runs at once (default: 2, or 1 on a single core)
 #   MODEL_CHECK_KEEP   1: keep the work directory (pan sources, logs, trails)
 set -euo pipefail
@@ -49,6 +58,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
   # env, not a prefix assignment: sudo's env_reset would drop it.
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null </dev/null
 fi
+
+full=0
+case "${1:-}" in
+  --full) full=1 ;;
+  "") ;;
+  *) echo "usage: scripts/model-check.sh [--full]" >&2; exit 2 ;;
+esac
 
 jobs="${MODEL_CHECK_JOBS:-}"
 if [ -z "$jobs" ]; then
@@ -139,7 +155,7 @@ verdict() {
   return 0
 }
 
-echo "== SPIN: $(spin -V 2>&1 | head -1); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
+echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
 
 # Fields: name; spin defines; cc flags; pan arguments; "pass" or the
 # expected error (an extended regex); what the run checks. The longest runs
@@ -175,6 +191,15 @@ checks=(
   "pool-stall;-DSTALL;$cc_safety;-m10000 -w24;pass;pool wake-up, a searcher switched out while the other thread sleeps: the rescue runs the queued loops"
   "pool-broken-no-rescue;-DSTALL -DBROKEN_NO_RESCUE;$cc_safety;-m10000 -w24;invalid end state;a searcher switched out, no rescue: a queued loop waits for it while the other thread sleeps"
   # 5. Per-producer lanes (lanes.pml, LANES.md): the runs that must fail.
+  #    Without membarrier (other systems, old kernels, SPINDLE_PORTABLE):
+  #    each producer fences after its BUSY store. 2 producers x 1 event: the
+  #    fence is for lost events and wake-ups at an idle edge or a stop,
+  #    which one event each shows (without any fence this configuration
+  #    loses an event); the 2 x 2 run is the membarrier run's size.
+  #    The lanes' safety at 2 producers x 1 event, with membarrier: what
+  #    the default (not --full) scope checks of them in a minute.
+  "lanes-one-event;-DK=1;$cc_safety;-m40000 -w24;pass;lanes at 2 producers x 1 event: nothing lost, no lost wake-up, stop ends, each lane freed once"
+  "lanes-producer-fence;-DPRODUCER_FENCE -DK=1;$cc_safety;-m40000 -w24;pass;lanes without membarrier, producers fencing after BUSY: nothing lost, no lost wake-up, stop ends (2 producers x 1 event)"
   "lanes-broken-no-membarrier;-DBROKEN_NO_MEMBARRIER;$cc_safety;-m40000 -w24;assertion violated +!\\((lost_event|lost_wakeup)\\);lanes without the runner's membarrier: an event or a wake-up lost"
   "lanes-broken-count-first;-DBROKEN_COUNT_FIRST;$cc_safety;-m40000 -w24;assertion violated +!\\(lost_event\\);lanes whose count the runner reads before their BUSY: a stop finishes with an event in a lane"
   "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"
@@ -200,6 +225,19 @@ alone=(
   "lanes-unfair-cycle;-DK=1;$cc_cycles;-l -m40000 -w24;non-progress cycle;lanes without fairness: the runner's wait for a producer that holds BUSY is a cycle"
 )
 
+# The runs only --full makes: the exhaustive ones that take minutes or
+# more than 2 GB each (the lanes at 2 x 2: 15 GB; the cycle checks of the
+# lanes and the pool's wake-up).
+full_only=" lanes pool-wake-no-cycles pool-stall-no-cycles lanes-no-cycles lanes-unfair-cycle "
+if [ "$full" != 1 ]; then
+  kept=()
+  for spec in "${checks[@]}"; do
+    [[ $full_only == *" ${spec%%;*} "* ]] || kept+=("$spec")
+  done
+  checks=("${kept[@]}")
+  alone=()
+fi
+
 start=$SECONDS
 running=0
 for spec in "${checks[@]}"; do
@@ -212,11 +250,11 @@ for spec in "${checks[@]}"; do
   running=$((running + 1))
 done
 wait || true
-for spec in "${alone[@]}"; do
+for spec in ${alone[@]+"${alone[@]}"}; do
   IFS=';' read -r name defs ccflags panargs _ <<<"$spec"
   run "$name" "$defs" "$ccflags" "$panargs"
 done
-for spec in "${checks[@]}" "${alone[@]}"; do
+for spec in "${checks[@]}" ${alone[@]+"${alone[@]}"}; do
   IFS=';' read -r name _ _ _ expect what <<<"$spec"
   verdict "$name" "$expect" "$what"
 done

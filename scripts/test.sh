@@ -6,21 +6,51 @@
 #   3. the valgrind leak check (scripts/leak-check.sh),
 #   4. the SPIN model check of the loop scheduling protocol
 #      (scripts/model-check.sh),
-#   5. the 60 s soak: a mixed workload, then every loop's books, a flat heap
+#   5. the soak: a mixed workload, then every loop's books, a flat heap
 #      and live objects back to zero (scripts/soak.sh),
-#   6. 60 s of libFuzzer on the recording reader, after replaying every past
+#   6. libFuzzer on the recording reader, after replaying every past
 #      finding (scripts/fuzz.sh),
 #   7. the documentation: the README's example is its snippet, every snippet
 #      builds and runs, and DocC builds every product with warnings as
 #      errors (scripts/docs.sh).
-# With arguments, it runs only `swift test` with them instead
+#
+# Two scopes. The default is sized for a laptop: the stress suite at a
+# reduced scale, the model check's default scope (scripts/model-check.sh:
+# every run but the five exhaustive ones that take minutes or gigabytes),
+# a 30 s soak and 30 s of fuzzing. `--full` (CI passes it) runs the stress
+# suite at CI's scale, every model-check run (the lanes' 2 x 2 safety run
+# alone needs 15 GB), a 60 s soak and 60 s of fuzzing.
+#
+# With other arguments, it runs only `swift test` with them instead
 # (e.g. `scripts/test.sh --filter Levels`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
+full=0
+if [[ ${1:-} == --full ]]; then
+    full=1
+    shift
+fi
 if [[ $# -gt 0 ]]; then
     exec swift test "$@"
 fi
+if [[ $full == 1 ]]; then
+    scope=full
+    model_args=(--full)
+    soak_seconds=60
+    fuzz_seconds=60
+else
+    scope=default
+    model_args=()
+    soak_seconds=30
+    fuzz_seconds=30
+    # The stress suite's scale, unless set (CI's: 10 M events per queue,
+    # 10,000 cycles, 20 rounds; see scripts/stress.sh).
+    export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-2000000}"
+    export SPINDLE_STRESS_CYCLES="${SPINDLE_STRESS_CYCLES:-2000}"
+    export SPINDLE_STRESS_ROUNDS="${SPINDLE_STRESS_ROUNDS:-5}"
+fi
+echo "== scope: $scope"
 started=$(date +%s)
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 # Bounded: a hang fails here, not at CI's limit.
@@ -36,12 +66,12 @@ echo "== leak check under valgrind (scripts/leak-check.sh)"
 scripts/leak-check.sh
 leaks_done=$(date +%s)
 echo "== model check of the scheduling protocol (scripts/model-check.sh)"
-scripts/model-check.sh
+scripts/model-check.sh ${model_args[@]+"${model_args[@]}"}
 model_done=$(date +%s)
-echo "== soak, 60 s (scripts/soak.sh)"
-scripts/soak.sh 60
+echo "== soak, $soak_seconds s (scripts/soak.sh)"
+scripts/soak.sh "$soak_seconds"
 soak_done=$(date +%s)
-echo "== fuzz the recording reader, 60 s (scripts/fuzz.sh)"
-scripts/fuzz.sh 60
+echo "== fuzz the recording reader, $fuzz_seconds s (scripts/fuzz.sh)"
+scripts/fuzz.sh "$fuzz_seconds"
 finished=$(date +%s)
-echo "== tests passed: unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, fuzz $((finished - soak_done)) s"
+echo "== tests passed ($scope scope): unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, fuzz $((finished - soak_done)) s"

@@ -26,6 +26,10 @@
  *   STOP=0                  no stop
  *   BROKEN_NO_MEMBARRIER    the re-check and the stop's last check skip the
  *                           membarrier: must fail (lost wake-up or event)
+ *   PRODUCER_FENCE          no membarrier (other systems, old kernels,
+ *                           SPINDLE_PORTABLE): each producer fences after
+ *                           its BUSY store, and the runner's re-check and
+ *                           the stop's last check only fence themselves
  *   BROKEN_LETGO_UNDRAINED  a producer lets its lane go without waiting for
  *                           it to drain: must fail per-producer order
  *   BROKEN_COUNT_FIRST      the runner reads a lane's published count, then
@@ -172,6 +176,9 @@ proctype Producer(byte i) {
     :: d_step { len(sb[i]) > 0 -> applyOne(i) }     /* the store buffer drains on its own, any time */
     :: seq < K && haveLane ->
         bufferStore(ST_BUSY, 1);                      /* store BUSY (buffered) */
+#ifdef PRODUCER_FENCE
+        d_step { drainOwn() };                        /* the producer's own full fence */
+#endif
         if
         :: closed -> bufferStore(ST_BUSY, 0); break   /* .stopped */
         :: else
@@ -273,7 +280,7 @@ inline lanesRunnable(r) {
 }
 
 inline loadRunnable(r) {
-#ifndef BROKEN_NO_MEMBARRIER
+#if !defined(BROKEN_NO_MEMBARRIER) && !defined(PRODUCER_FENCE)
     if :: laneCount() > 0 -> membarrier() :: else fi;
 #endif
     r = (len(queue) > 0);
@@ -319,7 +326,7 @@ end:
                 :: !(reading[0] && len(lane[0]) > 0) && !(NP > 1 && reading[1] && len(lane[1]) > 0) -> break
                 od
             };
-#ifndef BROKEN_NO_MEMBARRIER
+#if !defined(BROKEN_NO_MEMBARRIER) && !defined(PRODUCER_FENCE)
             membarrier();
 #endif
             r = (len(queue) > 0);
