@@ -59,9 +59,9 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null </dev/null
 fi
 
-full=0
+scope_full=0
 case "${1:-}" in
-  --full) full=1 ;;
+  --full) scope_full=1 ;;
   "") ;;
   *) echo "usage: scripts/model-check.sh [--full]" >&2; exit 2 ;;
 esac
@@ -155,7 +155,7 @@ verdict() {
   return 0
 }
 
-echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
+echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$scope_full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
 
 # Fields: name; spin defines; cc flags; pan arguments; "pass" or the
 # expected error (an extended regex); what the run checks. The longest runs
@@ -229,7 +229,7 @@ alone=(
 # more than 2 GB each (the lanes at 2 x 2: 15 GB; the cycle checks of the
 # lanes and the pool's wake-up).
 full_only=" lanes pool-wake-no-cycles pool-stall-no-cycles lanes-no-cycles lanes-unfair-cycle "
-if [ "$full" != 1 ]; then
+if [ "$scope_full" != 1 ]; then
   kept=()
   for spec in "${checks[@]}"; do
     [[ $full_only == *" ${spec%%;*} "* ]] || kept+=("$spec")
