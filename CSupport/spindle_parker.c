@@ -1,6 +1,7 @@
 // The parker: an event count on a Linux futex (a pthread condition variable
-// elsewhere, and under SPINDLE_PORTABLE). Waking a sleeping thread costs ~13 us on the reference machine,
-// so callers spin briefly on their condition before they prepare to wait;
+// elsewhere, and under SPINDLE_PORTABLE). Waking a sleeping thread costs
+// ~13 us on the reference machine, so callers spin briefly on their
+// condition before they prepare to wait;
 // notify costs a single load when nobody sleeps, and one system call per
 // sleep however many notifies arrive while the sleeper gets up.
 #include "CSpindle.h"

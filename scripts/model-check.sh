@@ -190,16 +190,16 @@ checks=(
   "pool-stall-no-cycles;-DSTALL;$cc_cycles;-l -m10000 -w24;pass;pool wake-up, a searcher switched out: no cycle"
   "pool-stall;-DSTALL;$cc_safety;-m10000 -w24;pass;pool wake-up, a searcher switched out while the other thread sleeps: the rescue runs the queued loops"
   "pool-broken-no-rescue;-DSTALL -DBROKEN_NO_RESCUE;$cc_safety;-m10000 -w24;invalid end state;a searcher switched out, no rescue: a queued loop waits for it while the other thread sleeps"
-  # 5. Per-producer lanes (lanes.pml, LANES.md): the runs that must fail.
-  #    Without membarrier (other systems, old kernels, SPINDLE_PORTABLE):
-  #    each producer fences after its BUSY store. 2 producers x 1 event: the
-  #    fence is for lost events and wake-ups at an idle edge or a stop,
-  #    which one event each shows (without any fence this configuration
-  #    loses an event); the 2 x 2 run is the membarrier run's size.
-  #    The lanes' safety at 2 producers x 1 event, with membarrier: what
-  #    the default (not --full) scope checks of them in a minute.
+  # 5. Per-producer lanes (lanes.pml, LANES.md). Their safety at 2
+  #    producers x 1 event, with membarrier: what the default scope checks
+  #    of them (the 2 x 2 run, `lanes`, is --full's).
   "lanes-one-event;-DK=1;$cc_safety;-m40000 -w24;pass;lanes at 2 producers x 1 event: nothing lost, no lost wake-up, stop ends, each lane freed once"
+  #    Without membarrier (other systems, old kernels, SPINDLE_PORTABLE):
+  #    each producer fences after its BUSY store. The fence guards against
+  #    lost events and wake-ups at an idle edge or a stop, which one event
+  #    each shows: without any fence this configuration loses an event.
   "lanes-producer-fence;-DPRODUCER_FENCE -DK=1;$cc_safety;-m40000 -w24;pass;lanes without membarrier, producers fencing after BUSY: nothing lost, no lost wake-up, stop ends (2 producers x 1 event)"
+  #    The runs that must fail.
   "lanes-broken-no-membarrier;-DBROKEN_NO_MEMBARRIER;$cc_safety;-m40000 -w24;assertion violated +!\\((lost_event|lost_wakeup)\\);lanes without the runner's membarrier: an event or a wake-up lost"
   "lanes-broken-count-first;-DBROKEN_COUNT_FIRST;$cc_safety;-m40000 -w24;assertion violated +!\\(lost_event\\);lanes whose count the runner reads before their BUSY: a stop finishes with an event in a lane"
   "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"

@@ -17,7 +17,8 @@ swift build --build-tests --scratch-path "$scratch" -Xcc -DSPINDLE_PORTABLE
 
 # The objects name no Linux-only call: the parker waits on a condition
 # variable and the lanes never call membarrier (through syscall(2)).
-objects="$(swift build --scratch-path "$scratch" --show-bin-path)/CSpindle.build"
+bin="$(swift build --scratch-path "$scratch" --show-bin-path)"
+objects="$bin/CSpindle.build"
 for object in spindle_parker.c.o spindle_lane.c.o; do
     if nm -u "$objects/$object" | grep -qw syscall; then
         echo "portable: $object still calls syscall(2): SPINDLE_PORTABLE did not take" >&2
@@ -29,7 +30,7 @@ if ! nm -u "$objects/spindle_parker.c.o" | grep -qw pthread_cond_wait; then
     exit 1
 fi
 
-tests="$(swift build --scratch-path "$scratch" --show-bin-path)/SpindlePackageTests.xctest"
+tests="$bin/SpindlePackageTests.xctest"
 echo "== unit and contract tests on the portable path"
 SWIFT_BACKTRACE=enable=no timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" \
     "$tests" --testing-library swift-testing --skip SpindleStressTests

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Dispatch
 import CMallocCounter
+import Dispatch
 import Foundation
 @_spi(Testing) import Spindle
 import Synchronization
@@ -151,9 +151,8 @@ struct SoakCommand: AsyncParsableCommand {
 /// glibc keeps the pages of chunks freed inside an arena, so after each new
 /// peak of the backlog (an overloaded machine fills queues and mailboxes
 /// up to the producers' bound, then drains them) the RSS ratchets up while
-/// the heap in use comes back (a 10-minute soak on a slow phase: RSS
-/// +6.7 %, heap in use flat). RSS still catches what the heap does not
-/// count (thread stacks, maps). Where the allocator cannot say (not glibc),
+/// the heap in use comes back (CONTRIBUTING.md, "The soak"). RSS still
+/// catches what the heap does not count (thread stacks, maps). Where the allocator cannot say (not glibc),
 /// the RSS takes the heap's bound.
 struct MemoryBooks {
     var resident: [Int] = []
