@@ -46,7 +46,7 @@ else
     fuzz_seconds=30
     # The stress suite's scale, unless set (CI's: 10 M events per queue,
     # 10,000 cycles, 20 rounds; see scripts/stress.sh).
-    export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-2000000}"
+    export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-1000000}"
     export SPINDLE_STRESS_CYCLES="${SPINDLE_STRESS_CYCLES:-2000}"
     export SPINDLE_STRESS_ROUNDS="${SPINDLE_STRESS_ROUNDS:-5}"
 fi

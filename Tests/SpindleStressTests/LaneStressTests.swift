@@ -239,7 +239,7 @@ extension StressSuite {
             let savedStreak = LaneTuning.streak
             LaneTuning.streak = 1
             defer { LaneTuning.streak = savedStreak }
-            let rounds = max(20, StressScale.rounds)
+            let rounds = max(5, StressScale.rounds)
             let perHalf = 5_000
             do {
                 let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state + 1 }).start()
