@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The soak (issue 14): a mixed workload for a given time, then its books.
 #   scripts/soak.sh [seconds]        (default 60; CI runs 60)
-# Builds the `soak` executable in release and runs it: 1,000 loops with
+#   SPINDLE_SOAK_CONFIG=debug        the debug build instead of release
+#                                    (scripts/test.sh's default scope: the
+#                                    build its unit stage made; a slower
+#                                    workload, the same checks)
+#   SPINDLE_BUILD_FLAGS              extra flags for the build
+# Builds the `soak` executable (release unless told) and runs it: 1,000 loops with
 # inline, async (both strategies) and queued feedbacks, gears and observers;
 # producer threads, paced, that wait while the loops owe more than a bound
 # (so a loaded machine slows the workload rather than piling it up); loops
@@ -19,5 +24,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 seconds="${1:-60}"
-swift build -c release --product soak
-MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" .build/release/soak --seconds "$seconds"
+config="${SPINDLE_SOAK_CONFIG:-release}"
+# Word-split on purpose: a list of flags.
+read -r -a flags <<<"${SPINDLE_BUILD_FLAGS:-}"
+swift build -c "$config" --product soak ${flags[@]+"${flags[@]}"}
+bin=$(swift build -c "$config" ${flags[@]+"${flags[@]}"} --show-bin-path)
+MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" "$bin/soak" --seconds "$seconds"

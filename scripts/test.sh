@@ -9,17 +9,22 @@
 #   5. the soak: a mixed workload, then every loop's books, a flat heap
 #      and live objects back to zero (scripts/soak.sh),
 #   6. libFuzzer on the recording reader, after replaying every past
-#      finding (scripts/fuzz.sh),
+#      finding (scripts/fuzz.sh; --full only),
 #   7. the documentation: the README's example is its snippet, every snippet
 #      builds and runs, and DocC builds every product with warnings as
 #      errors (scripts/docs.sh).
 #
-# Two scopes. The default is sized for a laptop: the stress suite at a
-# reduced scale, the model check's default scope (scripts/model-check.sh:
-# every run but the five exhaustive ones that take minutes or gigabytes),
-# a 30 s soak and 30 s of fuzzing. `--full` (CI passes it) runs the stress
-# suite at CI's scale, every model-check run (the lanes' 2 x 2 safety run
-# alone needs 15 GB), a 60 s soak and 60 s of fuzzing.
+# Two scopes. The default is sized for a laptop (10 minutes on 2 cores,
+# under 8 GB): the stress suite at a reduced scale, the model check's
+# default scope (scripts/model-check.sh: every run but the five exhaustive
+# ones that take minutes or gigabytes, and the protocol's runs at 2
+# producers x 1 event), a 30 s soak on the debug build the unit stage made,
+# no fuzzing (the unit tests hold every past finding's input), and builds
+# with line tables only (file:line in every report and backtrace, a fifth
+# less compile time). `--full` (CI passes it) runs the stress suite at CI's
+# scale, every model-check run (the lanes' 2 x 2 safety run alone needs
+# 15 GB), a 60 s soak in release and 60 s of fuzzing, with full debug
+# information.
 #
 # With other arguments, it runs only `swift test` with them instead
 # (e.g. `scripts/test.sh --filter Levels`).
@@ -39,11 +44,15 @@ if [[ $full == 1 ]]; then
     model_args=(--full)
     soak_seconds=60
     fuzz_seconds=60
+    build_flags=()
 else
     scope=default
     model_args=()
     soak_seconds=30
-    fuzz_seconds=30
+    fuzz_seconds=0
+    build_flags=(-Xswiftc -gline-tables-only)
+    export SPINDLE_BUILD_FLAGS="${build_flags[*]}"
+    export SPINDLE_SOAK_CONFIG="${SPINDLE_SOAK_CONFIG:-debug}"
     # The stress suite's scale, unless set (CI's: 10 M events per queue,
     # 10,000 cycles, 20 rounds; see scripts/stress.sh).
     export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-1000000}"
@@ -54,7 +63,7 @@ echo "== scope: $scope"
 started=$(date +%s)
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 # Bounded: a hang fails here, not at CI's limit.
-timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip SpindleStressTests
+timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test ${build_flags[@]+"${build_flags[@]}"} --skip SpindleStressTests
 unit_done=$(date +%s)
 echo "== documentation: snippets and DocC (scripts/docs.sh)"
 scripts/docs.sh
@@ -71,7 +80,9 @@ model_done=$(date +%s)
 echo "== soak, $soak_seconds s (scripts/soak.sh)"
 scripts/soak.sh "$soak_seconds"
 soak_done=$(date +%s)
-echo "== fuzz the recording reader, $fuzz_seconds s (scripts/fuzz.sh)"
-scripts/fuzz.sh "$fuzz_seconds"
+if (( fuzz_seconds > 0 )); then
+    echo "== fuzz the recording reader, $fuzz_seconds s (scripts/fuzz.sh)"
+    scripts/fuzz.sh "$fuzz_seconds"
+fi
 finished=$(date +%s)
 echo "== tests passed ($scope scope): unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, fuzz $((finished - soak_done)) s"
