@@ -9,15 +9,9 @@
 #   3. the DocC documentation of every product builds with
 #      --warnings-as-errors (a broken symbol link, article link or snippet
 #      path fails it).
-#
-# SPINDLE_BUILD_FLAGS: extra flags for the snippets' build (scripts/test.sh's
-# default scope passes the ones its unit stage built with, so this build
-# reuses that one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-# Word-split on purpose: a list of flags.
-read -r -a flags <<<"${SPINDLE_BUILD_FLAGS:-}"
 
 echo "== docs: README"
 readme_lines=$(wc -l < README.md)
@@ -50,7 +44,7 @@ PY
 echo "== docs: build every snippet"
 build_log=$(mktemp)
 trap 'rm -f "$build_log"' EXIT
-swift build ${flags[@]+"${flags[@]}"} 2>&1 | tee "$build_log" | grep -E "error:|warning:|Build complete" || true
+swift build 2>&1 | tee "$build_log" | grep -E "error:|warning:|Build complete" || true
 if grep -E "^/.*/Snippets/.*(warning|error):" "$build_log" >/dev/null; then
     echo "docs: snippets must build with no warning:" >&2
     grep -E "^/.*/Snippets/.*(warning|error):" "$build_log" | sort -u >&2
@@ -59,7 +53,7 @@ fi
 grep -q "Build complete" "$build_log" || { echo "docs: swift build failed" >&2; exit 1; }
 
 echo "== docs: run every snippet"
-bin=$(swift build ${flags[@]+"${flags[@]}"} --show-bin-path)
+bin=$(swift build --show-bin-path)
 count=0
 while IFS= read -r file; do
     name=$(basename "$file" .swift)

@@ -5,7 +5,6 @@
 #                                    (scripts/test.sh's default scope: the
 #                                    build its unit stage made; a slower
 #                                    workload, the same checks)
-#   SPINDLE_BUILD_FLAGS              extra flags for the build
 # Builds the `soak` executable (release unless told) and runs it: 1,000 loops with
 # inline, async (both strategies) and queued feedbacks, gears and observers;
 # producer threads, paced, that wait while the loops owe more than a bound
@@ -25,8 +24,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 seconds="${1:-60}"
 config="${SPINDLE_SOAK_CONFIG:-release}"
-# Word-split on purpose: a list of flags.
-read -r -a flags <<<"${SPINDLE_BUILD_FLAGS:-}"
-swift build -c "$config" --product soak ${flags[@]+"${flags[@]}"}
-bin=$(swift build -c "$config" ${flags[@]+"${flags[@]}"} --show-bin-path)
+swift build -c "$config" --product soak
+bin=$(swift build -c "$config" --show-bin-path)
 MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" "$bin/soak" --seconds "$seconds"

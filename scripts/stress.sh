@@ -16,8 +16,6 @@
 #   SPINDLE_STRESS_ROUNDS  rounds of the race-shaped tests (20)
 #   SPINDLE_SOAK=1         also run the 60 s soak (SPINDLE_SOAK_SECONDS)
 #   SPINDLE_STRESS_LIMIT   seconds before the suite counts as hung (1800)
-#   SPINDLE_BUILD_FLAGS    extra flags for every build and test command
-#                          (scripts/test.sh's default scope: line tables only)
 # e.g. a quick local run:
 #   SPINDLE_STRESS_EVENTS=400000 SPINDLE_STRESS_CYCLES=500 SPINDLE_STRESS_ROUNDS=3 scripts/stress.sh
 set -euo pipefail
@@ -25,8 +23,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 scratch=.build/tsan
-# Word-split on purpose: a list of flags.
-read -r -a flags <<<"${SPINDLE_BUILD_FLAGS:-}"
 logs=$(mktemp -d)
 suite_limit=${SPINDLE_STRESS_LIMIT:-1800}
 started=$(date +%s)
@@ -34,7 +30,7 @@ started=$(date +%s)
 echo "== build (Thread Sanitizer, $scratch)"
 # The test bundle alone: the suite needs nothing else (the snippets,
 # benchmarks and examples would double the build).
-swift build --product SpindlePackageTests --sanitize=thread --scratch-path "$scratch" ${flags[@]+"${flags[@]}"}
+swift build --product SpindlePackageTests --sanitize=thread --scratch-path "$scratch"
 built=$(date +%s)
 
 echo "== stress suite under Thread Sanitizer"
@@ -43,7 +39,7 @@ set +e
 # Bounded: a hang fails the run here, with the log so far, instead of
 # running into CI's limit with nothing to show.
 timeout --kill-after=30 "$suite_limit" \
-    swift test --sanitize=thread --scratch-path "$scratch" ${flags[@]+"${flags[@]}"} --skip-build --no-parallel \
+    swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
     --filter SpindleStressTests 2>&1 | tee "$suite_log"
 suite_status=${PIPESTATUS[0]}
 set -e
@@ -55,7 +51,7 @@ canary_failures=0
 for canary in racyCIncrementIsReported swiftFieldRaceIsReported payloadWrittenAfterTheEmitIsReported; do
     canary_log="$logs/canary-$canary.log"
     set +e
-    SPINDLE_TSAN_CANARY=1 swift test --sanitize=thread --scratch-path "$scratch" ${flags[@]+"${flags[@]}"} --skip-build --no-parallel \
+    SPINDLE_TSAN_CANARY=1 swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
         --filter "TSanCanaryTests/$canary" >"$canary_log" 2>&1
     canary_status=$?
     set -e

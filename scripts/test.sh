@@ -19,12 +19,10 @@
 # default scope (scripts/model-check.sh: every run but the five exhaustive
 # ones that take minutes or gigabytes, and the protocol's runs at 2
 # producers x 1 event), a 30 s soak on the debug build the unit stage made,
-# no fuzzing (the unit tests hold every past finding's input), and builds
-# with line tables only (file:line in every report and backtrace, a fifth
-# less compile time). `--full` (CI passes it) runs the stress suite at CI's
-# scale, every model-check run (the lanes' 2 x 2 safety run alone needs
-# 15 GB), a 60 s soak in release and 60 s of fuzzing, with full debug
-# information.
+# and no fuzzing (the unit tests hold every past finding's input).
+# `--full` (CI passes it) runs the stress suite at CI's scale, every
+# model-check run (the lanes' 2 x 2 safety run alone needs 15 GB), a 60 s
+# soak in release and 60 s of fuzzing.
 #
 # With other arguments, it runs only `swift test` with them instead
 # (e.g. `scripts/test.sh --filter Levels`).
@@ -44,14 +42,11 @@ if [[ $full == 1 ]]; then
     model_args=(--full)
     soak_seconds=60
     fuzz_seconds=60
-    build_flags=()
 else
     scope=default
     model_args=()
     soak_seconds=30
     fuzz_seconds=0
-    build_flags=(-Xswiftc -gline-tables-only)
-    export SPINDLE_BUILD_FLAGS="${build_flags[*]}"
     export SPINDLE_SOAK_CONFIG="${SPINDLE_SOAK_CONFIG:-debug}"
     # The stress suite's scale, unless set (CI's: 10 M events per queue,
     # 10,000 cycles, 20 rounds; see scripts/stress.sh).
@@ -63,7 +58,7 @@ echo "== scope: $scope"
 started=$(date +%s)
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 # Bounded: a hang fails here, not at CI's limit.
-timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test ${build_flags[@]+"${build_flags[@]}"} --skip SpindleStressTests
+timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip SpindleStressTests
 unit_done=$(date +%s)
 echo "== documentation: snippets and DocC (scripts/docs.sh)"
 scripts/docs.sh
