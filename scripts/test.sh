@@ -14,8 +14,7 @@
 #      builds and runs, and DocC builds every product with warnings as
 #      errors (scripts/docs.sh).
 #
-# Two scopes. The default is sized for a laptop (10 minutes on 2 cores,
-# under 8 GB): the stress suite at a reduced scale, the model check's
+# Two scopes. The default is sized for a laptop: the stress suite at a reduced scale, the model check's
 # default scope (scripts/model-check.sh: every run but the five exhaustive
 # ones that take minutes or gigabytes, and the protocol's runs at 2
 # producers x 1 event), a 30 s soak on the debug build the unit stage made,
