@@ -5,11 +5,11 @@
 #                                    (scripts/test.sh's default scope: the
 #                                    build its unit stage made; a slower
 #                                    workload, the same checks)
-# Builds the `soak` executable (release unless told) and runs it: 1,000 loops with
-# inline, async (both strategies) and queued feedbacks, gears and observers;
-# producer threads, paced, that wait while the loops owe more than a bound
-# (so a loaded machine slows the workload rather than piling it up); loops
-# stopped and replaced all along. It fails unless
+# Builds the `soak` executable (release unless told) and runs it: 1,000
+# loops with inline, async (both strategies) and queued feedbacks, gears
+# and observers; producer threads, paced, that wait while the loops owe
+# more than a bound (so a loaded machine slows the workload rather than
+# piling it up); loops stopped and replaced all along. It fails unless
 # every stopped loop's books balance (per-producer order, accepted =
 # reduced, every echo accounted for), the heap in use after warm-up stays
 # within 5 % (RSS within 20 %; see CONTRIBUTING.md's "The soak"), and every
