@@ -2,7 +2,7 @@
 // per loop: the benchmark server of `scripts/load.sh`. Every mode answers
 // `GET` with the same 13-byte body, byte for byte.
 //
-//   spindle-http-server --mode plain|spindle-nio|spindle-pool [--port 8080] [--threads 2]
+//   spindle-http-server --mode plain|spindle-nio|spindle-pool|by-hand [--port 8080] [--threads 2]
 //
 // - plain: a `ChannelInboundHandler` that answers on the request's end and
 //   flushes on `channelReadComplete` (the yardstick: NIO as it is usually
@@ -12,6 +12,11 @@
 // - spindle-pool: the same spin on Spindle's shared reducer pool, its
 //   replies handed back to the event loop (what a server did before
 //   SpindleNIO).
+// - by-hand: the spin's reducer and replies called by a plain handler, with
+//   no loop: what a request costs in the spin's shape (two events, two
+//   states, a reply function per state) without the engine. Not in
+//   load.sh's table (SPINDLE_LOAD_MODES can name it): it splits the gap
+//   between plain and spindle-nio into the shape's cost and the engine's.
 //
 // Prints "listening on PORT" once bound; runs until killed.
 import Foundation
@@ -120,6 +125,34 @@ final class PlainHandler: ChannelInboundHandler {
     }
 }
 
+// MARK: by-hand
+
+/// The spin's reducer and replies, called by hand: no loop.
+final class ByHandHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    private var state = connectionSpin.initialState
+    private let reduce = connectionSpin.reducer.reduce
+    private var written = false
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let event = event(unwrapInboundIn(data)) else { return }
+        state = reduce(state, event)
+        for part in replies(state) {
+            context.write(wrapOutboundOut(part), promise: nil)
+            written = true
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if written {
+            written = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+}
+
 // MARK: spindle-pool
 
 /// The spin on the shared pool: replies collected by a feedback on the
@@ -203,11 +236,11 @@ while let argument = arguments.next() {
     case "--port": port = arguments.next().flatMap(Int.init) ?? port
     case "--threads": threads = arguments.next().flatMap(Int.init) ?? threads
     default:
-        FileHandle.standardError.write(Data("usage: spindle-http-server --mode plain|spindle-nio|spindle-pool [--port N] [--threads N]\n".utf8))
+        FileHandle.standardError.write(Data("usage: spindle-http-server --mode plain|spindle-nio|spindle-pool|by-hand [--port N] [--threads N]\n".utf8))
         exit(2)
     }
 }
-guard ["plain", "spindle-nio", "spindle-pool"].contains(mode) else {
+guard ["plain", "spindle-nio", "spindle-pool", "by-hand"].contains(mode) else {
     FileHandle.standardError.write(Data("unknown mode \(mode)\n".utf8))
     exit(2)
 }
@@ -224,6 +257,8 @@ let server = try await ServerBootstrap(group: group)
             switch serverMode {
             case "plain":
                 try channel.pipeline.syncOperations.addHandler(PlainHandler())
+            case "by-hand":
+                try channel.pipeline.syncOperations.addHandler(ByHandHandler())
             case "spindle-nio":
                 try channel.pipeline.syncOperations.addHandler(
                     SpinHandler(spin: connectionSpin, event: event, replies: replies))
