@@ -93,13 +93,34 @@ let bodyBuffer = ByteBuffer(string: body)
 
 // MARK: plain
 
+/// Replies written as they are made and flushed once, when the read burst
+/// is complete (the plain and by-hand handlers).
+struct BurstWriter {
+    private var written = false
+
+    mutating func write(_ parts: [HTTPServerResponsePart], context: ChannelHandlerContext) {
+        for part in parts {
+            context.write(NIOAny(part), promise: nil)
+            written = true
+        }
+    }
+
+    mutating func readComplete(context: ChannelHandlerContext) {
+        if written {
+            written = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+}
+
 /// The yardstick: answers on `.end`, flushes once per read burst.
 final class PlainHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
     private var version = HTTPVersion.http1_1
     private var keepAlive = true
-    private var written = false
+    private var writer = BurstWriter()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -109,19 +130,12 @@ final class PlainHandler: ChannelInboundHandler {
         case .body:
             break
         case .end:
-            for part in responseParts(version: version, keepAlive: keepAlive, buffer: bodyBuffer) {
-                context.write(wrapOutboundOut(part), promise: nil)
-            }
-            written = true
+            writer.write(responseParts(version: version, keepAlive: keepAlive, buffer: bodyBuffer), context: context)
         }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if written {
-            written = false
-            context.flush()
-        }
-        context.fireChannelReadComplete()
+        writer.readComplete(context: context)
     }
 }
 
@@ -133,23 +147,16 @@ final class ByHandHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
     private var state = connectionSpin.initialState
     private let reduce = connectionSpin.reducer.reduce
-    private var written = false
+    private var writer = BurstWriter()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let event = event(unwrapInboundIn(data)) else { return }
         state = reduce(state, event)
-        for part in replies(state) {
-            context.write(wrapOutboundOut(part), promise: nil)
-            written = true
-        }
+        writer.write(replies(state), context: context)
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if written {
-            written = false
-            context.flush()
-        }
-        context.fireChannelReadComplete()
+        writer.readComplete(context: context)
     }
 }
 
