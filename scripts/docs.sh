@@ -67,7 +67,8 @@ done < <(find Snippets -name '*.swift' | sort)
 echo "docs: $count snippets built and ran"
 
 echo "== docs: DocC for every product, warnings as errors"
-# One plugin run for all of them: a run per product costs twice the time.
+# One plugin run for all of them: each run loads the package and builds
+# the symbol graphs it needs anew.
 targets=()
 for target in Spindle SpindleCombine SpindleTesting SpindleMetrics SpindleReplay SpindleNIO; do
     targets+=(--target "$target")

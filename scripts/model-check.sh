@@ -24,8 +24,8 @@
 #   minutes or gigabytes; the lanes' safety is checked at 2 producers x 1
 #   event (with membarrier and with producers that fence), and so are the
 #   protocol's drain, discard and LTL runs and the inline fast path's
-#   (the same properties on a smaller state space). About a minute and a
-#   half on two cores, under 2 GB.
+#   (the same properties on a smaller state space). About two minutes on
+#   two cores, under 2 GB.
 # - --full (CI): those five too: the lanes' safety at 2 x 2 (6-10 minutes,
 #   15 GB; the others run beside it), the cycle checks of the pool's
 #   wake-up (2-3 minutes each), then the lanes' cycle checks alone (3-5

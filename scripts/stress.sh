@@ -28,8 +28,8 @@ suite_limit=${SPINDLE_STRESS_LIMIT:-1800}
 started=$(date +%s)
 
 echo "== build (Thread Sanitizer, $scratch)"
-# The test bundle alone: the suite needs nothing else (the snippets,
-# benchmarks and examples would double the build).
+# The test bundle alone: the suite needs nothing else, and the snippets,
+# benchmarks and examples would each be compiled with TSan for nothing.
 swift build --product SpindlePackageTests --sanitize=thread --scratch-path "$scratch"
 built=$(date +%s)
 

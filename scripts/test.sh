@@ -76,11 +76,10 @@ model_done=$(date +%s)
 echo "== soak, $soak_seconds s (scripts/soak.sh)"
 scripts/soak.sh "$soak_seconds"
 soak_done=$(date +%s)
+fuzz_report="no fuzzing (--full)"
 if (( fuzz_seconds > 0 )); then
     echo "== fuzz the recording reader, $fuzz_seconds s (scripts/fuzz.sh)"
     scripts/fuzz.sh "$fuzz_seconds"
+    fuzz_report="fuzz $(($(date +%s) - soak_done)) s"
 fi
-finished=$(date +%s)
-fuzz_report="fuzz $((finished - soak_done)) s"
-(( fuzz_seconds > 0 )) || fuzz_report="no fuzzing (--full)"
 echo "== tests passed ($scope scope): unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, $fuzz_report"

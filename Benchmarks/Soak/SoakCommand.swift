@@ -152,8 +152,8 @@ struct SoakCommand: AsyncParsableCommand {
 /// peak of the backlog (an overloaded machine fills queues and mailboxes
 /// up to the producers' bound, then drains them) the RSS ratchets up while
 /// the heap in use comes back (CONTRIBUTING.md, "The soak"). RSS still
-/// catches what the heap does not count (thread stacks, maps). Where the allocator cannot say (not glibc),
-/// the RSS takes the heap's bound.
+/// catches what the heap does not count (thread stacks, maps). Where the
+/// allocator cannot say (not glibc), the RSS takes the heap's bound.
 struct MemoryBooks {
     var resident: [Int] = []
     /// Empty where the allocator cannot say.
