@@ -18,14 +18,17 @@
 #    cycles under weak fairness.
 # 5. The inline fast path (loop-scheduling.pml -DINLINE): an emit on the
 #    loop's own context runs the scheduling its CAS won; safety, LTL, no
-#    cycle, and its broken variant.
+#    cycle, and its broken variant. The direct path (-DDIRECT): such an
+#    emit that finds the queue empty takes the idle loop and keeps its
+#    event in the runner's own queue; safety, LTL, no cycle, and its broken
+#    variant.
 # Two scopes:
 # - default (the README's test command): every run but the five that take
 #   minutes or gigabytes; the lanes' safety is checked at 2 producers x 1
 #   event (with membarrier and with producers that fence), and so are the
-#   protocol's drain, discard and LTL runs and the inline fast path's
-#   (the same properties on a smaller state space). About two minutes on
-#   two cores, under 2 GB.
+#   protocol's drain, discard and LTL runs and the inline and direct
+#   paths' (the same properties on a smaller state space). About two
+#   minutes on two cores, under 2 GB.
 # - --full (CI): those five too: the lanes' safety at 2 x 2 (6-10 minutes,
 #   15 GB; the others run beside it), the cycle checks of the pool's
 #   wake-up (2-3 minutes each), then the lanes' cycle checks alone (3-5
@@ -213,6 +216,14 @@ checks=(
   "inline-ltl-no-lost-wakeup;-DINLINE -DNR=1;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;inline fast path: LTL no_lost_wakeup"
   "inline-no-cycles;-DINLINE -DNR=1 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;inline fast path: no cycle (no subscriber)"
   "inline-broken-no-cas;-DINLINE -DNR=1 -DBROKEN_INLINE_NO_CAS;$cc_safety;-m10000 -w24;assertion violated +\\((runners<=1|sched==1)\\);inline path without the CAS: two runners"
+  # 8. The direct path: an emit on the loop's context that finds the queue
+  #    empty and the loop idle takes it (IDLE -> RUNNING) and keeps its
+  #    event in the runner's own queue.
+  "direct;-DINLINE -DDIRECT -DNR=1;$cc_safety;-m10000 -w26;pass;direct path, stop mode drain: 2 producers x 2 events that may take the loop, 1 runner, budget 1, stop, subscriber"
+  "direct-discard;-DINLINE -DDIRECT -DNR=1 -DDISCARD=1;$cc_safety;-m10000 -w26;pass;direct path, stop mode discard"
+  "direct-ltl-no-lost-wakeup;-DINLINE -DDIRECT -DNR=1;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;direct path: LTL no_lost_wakeup"
+  "direct-no-cycles;-DINLINE -DDIRECT -DNR=1 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;direct path: no cycle (no subscriber)"
+  "direct-broken-any-queue;-DINLINE -DDIRECT -DNR=1 -DBROKEN_DIRECT_ANY_QUEUE;$cc_safety;-m10000 -w24;assertion violated +\\(ownSeq==nextSeq;direct path that ignores the queue: an event overtakes an older one of its producer"
 )
 
 # 6. Runs that go alone, after the others (memory: the lanes safety run's
@@ -233,7 +244,7 @@ alone=(
 full_only=" lanes pool-wake-no-cycles pool-stall-no-cycles lanes-no-cycles lanes-unfair-cycle "
 # The default scope checks these at 2 producers x 1 event (K=1), the same
 # properties on a smaller state space; --full at 2 x 2.
-one_event_in_default=" ltl-no-lost-wakeup drain discard inline inline-discard inline-ltl-no-lost-wakeup "
+one_event_in_default=" ltl-no-lost-wakeup drain discard inline inline-discard inline-ltl-no-lost-wakeup direct direct-discard direct-ltl-no-lost-wakeup "
 if [ "$scope_full" != 1 ]; then
   kept=()
   for spec in "${checks[@]}"; do

@@ -1,6 +1,6 @@
 import NIOCore
 import NIOEmbedded
-import Spindle
+@_spi(Testing) import Spindle
 import SpindleNIO
 import SpindleTestSupport
 import Testing
@@ -60,6 +60,23 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         #expect(try await channel.readOutbound(as: Int.self) == nil)
         for number in 1...5 { try await channel.writeInbound(number) }
         #expect(try await replies(5, from: channel) == [1, 3, 6, 10, 15])
+        _ = try await closeAndStop(channel, bound)
+    }
+
+    @Test func eachReadOnTheEventLoopIsReducedInTheReadByTheDirectPath() async throws {
+        let (channel, _, bound) = try await makeChannel()
+        // More reads than a lane's streak (64): a loop found idle is not
+        // streaming, so the event loop never opens a lane for it.
+        let reads = 200
+        for number in 1...reads { try await channel.writeInbound(number) }
+        // Each read found its loop idle with an empty queue: it took the
+        // loop and reduced its message in the read (no task queued, so no
+        // `run()` is needed for the replies).
+        var replies: [Int] = []
+        while let reply = try await channel.readOutbound(as: Int.self) { replies.append(reply) }
+        #expect(replies == (1...reads).map { $0 * ($0 + 1) / 2 })
+        let runs = try #require(try await channel.testingEventLoop.executeInContext { bound.value.loop }).runsInPlace
+        #expect(runs.direct == reads && runs.inline == 0, "\(runs)")
         _ = try await closeAndStop(channel, bound)
     }
 

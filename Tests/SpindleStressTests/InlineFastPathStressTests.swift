@@ -6,29 +6,32 @@ import Testing
 import SpindleTestSupport
 
 extension StressSuite {
-    /// The inline fast path under load: loops on enqueuing executors over
-    /// two serial queues (SpindleNIO's shape), fed by producers on their own
-    /// threads and by producers whose emits run *on* the loops' queues, where
-    /// an emit that finds its loop idle runs it in place. One runner at a
-    /// time, every accepted item reduced once, in producer order, every
-    /// object freed.
+    /// The inline fast path and the direct path under load: loops on
+    /// enqueuing executors over two serial queues (SpindleNIO's shape), fed
+    /// by producers on their own threads and by producers whose emits run
+    /// *on* the loops' queues, where an emit that finds its loop idle runs
+    /// it in place (the direct path when the loop's queue is empty: the
+    /// event skips it). One runner at a time, every accepted item reduced
+    /// once, in producer order, every object freed.
     @Suite("The inline fast path")
     struct InlineFastPathStressTests {
         @Test("emits on the loops' own queues run them in place: one runner, every item once, in producer order")
         func emitsOnTheLoopsOwnQueuesRunThemInPlace() async throws {
-            // The premise, an emit run in place, is counted; a run without
-            // one is run again, never failed on (nor passed).
-            var inPlace = 0
+            // The premise, reductions inside emits on the loops' own queues
+            // and schedulings taken by the direct path, is counted; a run
+            // without it is run again, never failed on (nor passed).
+            var premise = (reducedInPlace: 0, direct: 0)
             for attempt in 1...3 {
-                inPlace = try await runOnce(attempt: attempt)
-                if inPlace > 0 { break }
+                premise = try await runOnce(attempt: attempt)
+                if premise.reducedInPlace > 0, premise.direct > 0 { break }
             }
-            #expect(inPlace > 0, "no emit ran its loop in place in 3 runs: the inline path was not exercised")
+            #expect(premise.reducedInPlace > 0, "no emit ran its loop in place in 3 runs: the inline path was not exercised")
+            #expect(premise.direct > 0, "no emit took its loop by the direct path in 3 runs")
         }
 
         /// One run; returns how many reductions ran inside an emit on the
-        /// loop's own queue.
-        private func runOnce(attempt: Int) async throws -> Int {
+        /// loop's own queue, and how many schedulings the direct path took.
+        private func runOnce(attempt: Int) async throws -> (reducedInPlace: Int, direct: Int) {
             let baseline = await LiveBaseline.settle()
             let queues = 2
             let executors = try StressExecutors(.enqueuing, name: "inline", queues: queues)
@@ -51,6 +54,7 @@ extension StressSuite {
             let insideBlock = (0..<queues).map { _ in BlockMark() }
             let reducedInPlace = Counter()
             var accepted = 0
+            var direct = 0
             do {
                 let running = try (0..<loops).map { index in
                     let mark = insideBlock[index % queues]
@@ -108,10 +112,15 @@ extension StressSuite {
                 accepted = try await stopAndExpectGuarded(
                     running, guards, checkers, accepted: acceptedPerLoop.withLock { $0 }, producers: producers, "inline")
                 try await executors.finish()
-                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, \(dropped.current) dropped")
+                let runs = running.reduce(into: (direct: 0, inline: 0)) { sum, loop in
+                    sum.direct += loop.runsInPlace.direct
+                    sum.inline += loop.runsInPlace.inline
+                }
+                direct = runs.direct
+                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, schedulings run in place: \(runs.direct) direct, \(runs.inline) after enqueueing, \(dropped.current) dropped")
             }
             await baseline.expectReturned()
-            return reducedInPlace.current
+            return (reducedInPlace.current, direct)
         }
     }
 }

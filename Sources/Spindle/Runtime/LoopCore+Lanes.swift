@@ -102,6 +102,7 @@ extension LoopCore {
     /// `runHere()` for `SpinLoop.emit`'s inlined fast path.
     @usableFromInline
     func runAfterLaneEmit() {
+        countRunInPlace(counters.inlineRuns)
         runHere()
     }
 

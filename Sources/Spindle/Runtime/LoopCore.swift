@@ -367,6 +367,14 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         return emitThroughGate(event)
     }
 
+    /// Counts a scheduling that an emit runs on the loop's own executor
+    /// (`SpinLoop.runsInPlace`). Only the emit that took the loop calls it,
+    /// so a load and a store, no read-modify-write.
+    @inline(__always)
+    func countRunInPlace(_ counter: UnsafeAtomic<Int>) {
+        counter.store(counter.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+    }
+
     /// An emit through the gate and the shared queue (or ring). Any thread
     /// but the runner.
     @inline(__always)
@@ -377,11 +385,34 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             spindle_gate_exit()
             return rejectAfterStop(event)
         }
+        if executorMayRunHere, queueLooksEmpty, takeToRunHere() {
+            // The direct path: this thread found the shared queue empty and
+            // took the idle loop on its own executor, so it is the runner.
+            // The event skips the shared queue: it waits in the runner's own
+            // queue and is reduced in the first slice, which this thread
+            // runs once it has left its gate section. The queue must be
+            // empty: a slice reduces at most a budget of its events before
+            // the runner's own, and an older event of this thread must not
+            // be overtaken. An event enqueued after the check comes from an
+            // emit concurrent with this one: either order is an order the
+            // contract allows (PROTOCOL.md, the direct path). A loop found
+            // idle is not streaming: no lane for this thread yet.
+            if queueTag == .lockFree { spindle_lane_reset_streak(loopID) }
+            reentrant.append(event)
+            spindle_gate_exit()
+            if let hub { accepted(event, hub: hub) }
+            countRunInPlace(counters.directRuns)
+            runTakenHere()
+            return .accepted
+        }
         let enqueued = tryEnqueueAndWake(event, emitterMayRun: true)
         if enqueued != .full {
             spindle_gate_exit()
             if let hub { accepted(event, hub: hub) }
-            if enqueued == .runHere { runHere() }
+            if enqueued == .runHere {
+                countRunInPlace(counters.inlineRuns)
+                runHere()
+            }
             return .accepted
         }
         let result = overflow(event)

@@ -3,14 +3,14 @@ internal import Atomics
 /// The loop's event and effect counters. Every field is an atomic that any
 /// thread may read; the writers are named per field.
 ///
-/// One allocation for all twelve (each `UnsafeAtomic` below is a view of a
+/// One allocation for all fourteen (each `UnsafeAtomic` below is a view of a
 /// slot in `storage`): separate atomics cost an allocation each, a third of
 /// an idle loop's memory.
 final class LoopCounters: Sendable {
     private enum Slot: Int, CaseIterable {
         case reduced, dropped, discardedAtStop, runsStarted, runsCancelled, lateEventsDiscarded
         case rejectedAfterStop, effectErrors, effectsDispatched, effectsHandled
-        case effectsDiscardedAtStop, unhandledEffects
+        case effectsDiscardedAtStop, unhandledEffects, directRuns, inlineRuns
     }
 
     // Atomics only, accessed through the views below; freed in deinit.
@@ -53,6 +53,13 @@ final class LoopCounters: Sendable {
     var effectsDiscardedAtStop: UnsafeAtomic<Int> { view(.effectsDiscardedAtStop) }
     /// Effects no route matched (runner).
     var unhandledEffects: UnsafeAtomic<Int> { view(.unhandledEffects) }
+    /// Schedulings an emit ran on the loop's own executor by the direct
+    /// path (`takeToRunHere`), for the stress tests' premise. Written by
+    /// the emit that took the loop (it owns it), so a load and a store.
+    var directRuns: UnsafeAtomic<Int> { view(.directRuns) }
+    /// Schedulings an emit ran on the loop's own executor after enqueueing
+    /// (the inline fast path, `runHere`). Written as `directRuns` is.
+    var inlineRuns: UnsafeAtomic<Int> { view(.inlineRuns) }
 }
 
 /// A snapshot of a loop's counters.

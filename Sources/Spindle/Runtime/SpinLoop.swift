@@ -348,6 +348,18 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @_spi(Testing) public var schedulingSnapshot: String {
         "\(core.schedulingState.load(ordering: .sequentiallyConsistent)), queue empty \(core.queueLooksEmpty)"
     }
+
+    /// Tests: how many boxes the state snapshot holds (more than two once a
+    /// publish found a reader inside the box it meant to reuse). Only once
+    /// the loop has stopped.
+    @_spi(Testing) public var stateBoxCount: Int { core.snapshot.boxCount }
+
+    /// Tests: the schedulings emits ran on the loop's own executor, by the
+    /// direct path (the loop taken with its queue empty) and by the inline
+    /// fast path (after enqueueing): the premise of the stress tests.
+    @_spi(Testing) public var runsInPlace: (direct: Int, inline: Int) {
+        (core.counters.directRuns.load(ordering: .relaxed), core.counters.inlineRuns.load(ordering: .relaxed))
+    }
 }
 
 /// A loop's failure to start (see `SpinLoop.startError`).

@@ -174,7 +174,35 @@ class ScheduledLoop: @unchecked Sendable {
     /// more slices; a loop with work left after its budget is handed to
     /// the executor, behind the context's other work.
     final func runHere() {
-        switch runScheduling(linger: { false }) {
+        finishHere(runScheduling(linger: { false }))
+    }
+
+    /// The direct path's take, for an emit on the loop's own executor that
+    /// found the shared queue empty: `idle → running` in one CAS, instead
+    /// of `idle → scheduled` and then `scheduled → running`, when the
+    /// calling thread is the executor's own serial context outside every
+    /// slice (`LoopExecutor.runsHere`). True when this call took the loop:
+    /// the caller now owns the runner's side, may hand its event to the
+    /// runner's own queue (no shared queue, no splice), and must call
+    /// `runTakenHere()` once it has left its gate section (PROTOCOL.md, the
+    /// direct path). Any thread.
+    @inline(__always)
+    final func takeToRunHere() -> Bool {
+        guard schedulingState.load(ordering: .relaxed) == .idle,
+              executor.runsHere() else { return false }
+        return schedulingState.compareExchange(
+            expected: .idle, desired: .running, ordering: .sequentiallyConsistent
+        ).exchanged
+    }
+
+    /// Runs the scheduling that `takeToRunHere()` gave the calling thread:
+    /// `runHere()` without the `scheduled → running` step.
+    final func runTakenHere() {
+        finishHere(runTaken(linger: { false }, beforeIdle: {}))
+    }
+
+    private func finishHere(_ result: RunResult) {
+        switch result {
         case .reschedule: executor.schedule(self)
         case .finished: executor.loopFinished(self)
         case .idle: break
@@ -205,6 +233,12 @@ class ScheduledLoop: @unchecked Sendable {
             expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
         ).exchanged
         precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
+        return runTaken(linger: linger, beforeIdle: beforeIdle)
+    }
+
+    /// `runScheduling` once the loop is `running` and the calling thread
+    /// owns it: its slices, then `idle`, `scheduled` or `finished`.
+    private func runTaken(linger: () -> Bool, beforeIdle: () -> Void) -> RunResult {
         spindle_thread_enter_slice()
         defer { spindle_thread_leave_slice() }
         runnerToken.store(currentThreadToken(), ordering: .relaxed)

@@ -59,6 +59,14 @@
  *                           scheduling its CAS won itself (wakeAndRunHere)
  *   BROKEN_INLINE_NO_CAS    (with INLINE) the inline path takes the loop
  *                           without the CAS: must fail P1
+ *   DIRECT                  (with INLINE) the direct path: an emit on the
+ *                           loop's own context that finds the shared queue
+ *                           empty first tries to take the idle loop (CAS
+ *                           IDLE -> RUNNING) and, when it wins, keeps its
+ *                           event in the runner's own queue instead of
+ *                           enqueueing it (takeAndRunHere)
+ *   BROKEN_DIRECT_ANY_QUEUE (with DIRECT) the direct path takes the loop
+ *                           whatever the shared queue holds: must fail P2
  *
  * Properties:
  *   P1 never two runners       assert(runners <= 1) on entry to RUNNING, and
@@ -189,7 +197,31 @@ inline runScheduling() {
 #endif
         sched = RUNNING
     };
+    runTaken()
+}
 
+/*
+ * The scheduling once the loop is RUNNING and its taker owns it: the
+ * slice and its end (T6, T7 or T8). With DIRECT, a taker that holds its
+ * own event (`own`, in the runner's own queue) reduces it after the
+ * shared queue's events, in the first slice. Uses the caller's locals p,
+ * s, budget, r, own, ownP and ownSeq.
+ */
+inline reduceOwn() {
+    if
+    :: own ->
+        d_step {
+            assert(ownSeq == nextSeq[ownP]);  /* P2: per-producer order */
+            nextSeq[ownP]++;
+            reduced++;
+            budget++;
+            own = false; ownP = 0; ownSeq = 0
+        }
+    :: else
+    fi
+}
+
+inline runTaken() {
     /* the slice (T5 for whoever emits or sets a flag meanwhile): first deliver the
      * state to a waiting subscriber: exchange(pendingWake, false) */
     d_step {
@@ -215,6 +247,8 @@ inline runScheduling() {
         fi
     :: else -> break                    /* budget used */
     od;
+    /* then the runner's own queue (the code drains it with a budget of its own) */
+    reduceOwn();
 
     /* slice end */
     if
@@ -261,7 +295,7 @@ inline runScheduling() {
     :: else ->                          /* (graceDone was false) */
         loadRunnable(r);                /* runnable: three loads */
         if
-        :: budget == BUDGET && r ->
+        :: budget >= BUDGET && r ->
             /* T6: budget used and runnable: store(SCHEDULED), push at the tail (fairness) */
             d_step { sched = SCHEDULED; runners--; r = false; budget = 0; ready ! LOOP }
         :: else ->
@@ -316,6 +350,54 @@ inline wakeAndRunHere() {
 }
 #endif
 
+#ifdef DIRECT
+/*
+ * The direct path (PROTOCOL.md): an emit on the loop's own context, inside
+ * its gate section and after its load of `closed`, finds the shared queue
+ * empty and the loop idle, and takes it: CAS(IDLE -> RUNNING), which is T4
+ * without the SCHEDULED step. The winner keeps its event in the runner's
+ * own queue (`own`: accepted, not in the shared queue), leaves its section
+ * and runs the scheduling (runTaken). Otherwise it enqueues and wakes as
+ * the inline path does. The two loads are one step here (a superset: in
+ * the code an event may be enqueued between them; it comes from an emit
+ * concurrent with this one, so either order keeps per-producer order, and
+ * the slice reduces the shared queue's events first). The queue must be
+ * empty: the first slice reduces at most BUDGET of the shared queue's
+ * events before the own one, so a longer queue would see an older event
+ * of the same producer overtaken (what the check without it finds).
+ */
+inline takeAndRunHere() {
+    if
+#ifdef BROKEN_DIRECT_ANY_QUEUE
+    :: sched == IDLE ->                     /* BROKEN: the queue is not checked */
+#else
+    :: len(queue) == 0 && sched == IDLE ->  /* load of the queue (empty), then of sched */
+#endif
+        d_step {                            /* CAS(sched, IDLE -> RUNNING): the winner runs it */
+            if
+            :: sched == IDLE ->
+                sched = RUNNING;
+                runners++;
+                assert(runners <= 1);       /* P1: never two runners */
+                won = true
+            :: else
+            fi
+        }
+    :: else
+    fi;
+    if
+    :: won ->
+        won = false;
+        /* accepted into the runner's own queue; leave the section */
+        d_step { own = true; ownP = i; ownSeq = seq; accepted++; inSection[i] = false };
+        runTaken()
+    :: else ->
+        d_step { queue ! i, seq; accepted++; inSection[i] = false };
+        wakeAndRunHere()
+    fi
+}
+#endif
+
 /*
  * A producer: K emits. Each emit: enter the gate section; if closed, answer
  * .stopped (T9) and leave; else enqueue (T1/T3/T5: the enqueue is a full
@@ -329,6 +411,8 @@ proctype Producer(byte i) {
     byte budget;
     bool r = false;
     bool won = false;                       /* this emit's CAS won: it runs the loop */
+    bool own = false;                       /* DIRECT: the taker's own event, not yet reduced */
+    byte ownP = 0, ownSeq = 0;
 #endif
     do
     :: seq < K ->
@@ -338,6 +422,14 @@ proctype Producer(byte i) {
             inSection[i] = false;           /* leave the section; answer .stopped */
             break                           /* every later emit sees closed too */
         :: else ->
+#ifdef DIRECT
+            if                              /* which thread emits: a step of its own */
+            :: skip ->                      /* another thread */
+                d_step { queue ! i, seq; accepted++; inSection[i] = false };
+                wake()
+            :: skip -> takeAndRunHere()     /* the loop's own context */
+            fi;
+#else
             /* enqueue (a full barrier), .accepted, then rcu_read_unlock. Leaving
              * the section is in the enqueue's step: only Grace reads inSection,
              * and it only waits while the flag is set, so a separate step
@@ -350,6 +442,7 @@ proctype Producer(byte i) {
             fi;
 #else
             wake();                         /* T1 (this CAS wins), T3, T5, T9: nothing */
+#endif
 #endif
             seq++
         fi
@@ -437,6 +530,8 @@ proctype Runner(byte id) {
     byte p, s;                              /* a dequeued event: (producer, seq) */
     byte budget;                            /* events reduced in this slice */
     bool r = false;                         /* runnable, as loaded */
+    bool own = false;                       /* never set: a runner has no event of its own */
+    byte ownP = 0, ownSeq = 0;
 end:
     do
     :: ready ? _ ->                         /* pop the loop from the ready queue (T4) */
