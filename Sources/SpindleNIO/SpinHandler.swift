@@ -77,10 +77,12 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// The channel's loop, from its start on (the channel's activation). On
     /// the event loop only.
     public var loop: SpinLoop<State, Event>? { startedLoop }
-    @usableFromInline var startedLoop: SpinLoop<State, Event>?
+    // `startedLoop` and `side` skip the dynamic exclusivity checks, as
+    // `ChannelSide`'s variables do (and for the same reasons).
+    @usableFromInline @exclusivity(unchecked) var startedLoop: SpinLoop<State, Event>?
     /// What the handler and the loop's writer feedbacks share (on the event
     /// loop only): the pending read, the held messages, the writes.
-    @usableFromInline var side: ChannelSide<State, Event, OutboundOut>?
+    @usableFromInline @exclusivity(unchecked) var side: ChannelSide<State, Event, OutboundOut>?
 
     /// Creates a handler for one channel.
     /// - Parameters:
@@ -104,8 +106,8 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         self.replies = replies
         readMessage = { handler, data in handler.read(data) }
         makeWriter = { side, replies in
-            let bound = NIOLoopBound(side, eventLoop: side.eventLoop)
-            return { state in bound.value.reduced(replies(state)) }
+            let bound = InlineFeedbackBound(side)
+            return { state in bound.side.reduced(replies(state)) }
         }
     }
 
@@ -136,7 +138,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// `channelRead`'s work: reached through `readMessage`, specialized.
     @inlinable
     func read(_ data: NIOAny) {
-        guard let side, let loop = startedLoop, let event = event(Self.unwrapInboundIn(data)) else { return }
+        guard let side, let loop = startedLoop, let event = event(unwrapInboundIn(data)) else { return }
         // The emit runs the loop here when it is idle (the inline fast
         // path): its replies are written now, and flushed once the read
         // is complete.
@@ -200,41 +202,47 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
 }
 
 /// What a channel's handler and its loop's writer feedback share: on the
-/// channel's event loop only (the feedback holds it in a `NIOLoopBound`).
+/// channel's event loop only (the feedback holds it in an
+/// `InlineFeedbackBound`).
 /// The context and the loop are held strongly, as NIO handlers hold their
 /// context, and let go explicitly (a weak reference costs each connection
 /// a side table, and each use a weak load): the context in the handler's
 /// `handlerRemoved`, which NIO calls for every handler of a closed channel;
 /// the loop once its stop is requested. Until then they and the loop's
 /// feedback, which holds this object, keep each other alive.
+///
+/// Its variables skip Swift's dynamic exclusivity checks
+/// (`@exclusivity(unchecked)`): each is touched on the event loop alone, in
+/// accesses that never overlap, and each check costs a thread-local lookup
+/// per access, several per message.
 @usableFromInline
 final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
-    @usableFromInline var context: ChannelHandlerContext?
-    @usableFromInline var loop: SpinLoop<State, Event>?
+    @usableFromInline @exclusivity(unchecked) var context: ChannelHandlerContext?
+    @usableFromInline @exclusivity(unchecked) var loop: SpinLoop<State, Event>?
     /// The loop's queue is bounded with `.block`: emits must not wait (the
     /// loop runs on this event loop).
     @usableFromInline let emitsWithoutWaiting: Bool
     /// The first state the feedback sees is the initial state: no reply.
-    @usableFromInline var sawInitialState = false
-    @usableFromInline var written = false
+    @usableFromInline @exclusivity(unchecked) var sawInitialState = false
+    @usableFromInline @exclusivity(unchecked) var written = false
     /// A `read` held back (the channel is not writable, or messages wait).
-    @usableFromInline var readPending = false
+    @usableFromInline @exclusivity(unchecked) var readPending = false
     /// Messages read while the loop's `.block` queue was full, oldest
     /// first: emitted, in order, before any message read after them.
-    @usableFromInline var held: [Event] = [] {
+    @usableFromInline @exclusivity(unchecked) var held: [Event] = [] {
         didSet { holding = !held.isEmpty }
     }
     /// `!held.isEmpty`, kept apart: `read(context:)` asks it per read, from
     /// unspecialized code, where asking an `[Event]` costs metadata lookups.
-    @usableFromInline var holding = false
+    @usableFromInline @exclusivity(unchecked) var holding = false
     /// Inside the handler's `channelRead`: a slice run there (inline)
     /// leaves its flush to `channelReadComplete`, one per read.
-    @usableFromInline var reading = false
+    @usableFromInline @exclusivity(unchecked) var reading = false
     /// A retry of `held` is queued on the event loop.
-    @usableFromInline var retryQueued = false
+    @usableFromInline @exclusivity(unchecked) var retryQueued = false
     /// The channel went away while messages were held: the loop is asked
     /// to stop once they are emitted.
-    @usableFromInline var stopWhenDelivered = false
+    @usableFromInline @exclusivity(unchecked) var stopWhenDelivered = false
 
     /// The channel's event loop, where the loop runs.
     @usableFromInline let eventLoop: any EventLoop
@@ -368,6 +376,29 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
 /// The loop executor of an event loop, one per event loop while it has
 /// loops: every handler's loop on that event loop runs on it (an executor
 /// of its own would cost each connection an object and two closures).
+/// The channel side, as the loop's writer feedback holds it.
+///
+/// `@unchecked Sendable`: the writer is an inline feedback (no queue of its
+/// own), so it runs only in the loop's slices, and every slice of the loop
+/// runs on its executor, the channel's event loop (checked in debug
+/// builds). `NIOLoopBound` would check the same in every build, at a
+/// thread check per state.
+@usableFromInline
+struct InlineFeedbackBound<State: Sendable, Event: Sendable, OutboundOut>: @unchecked Sendable {
+    @usableFromInline let storedSide: ChannelSide<State, Event, OutboundOut>
+
+    @inlinable
+    init(_ side: ChannelSide<State, Event, OutboundOut>) {
+        storedSide = side
+    }
+
+    @inlinable
+    var side: ChannelSide<State, Event, OutboundOut> {
+        assert(storedSide.eventLoop.inEventLoop, "SpindleNIO: the writer feedback ran off its channel's event loop")
+        return storedSide
+    }
+}
+
 @usableFromInline
 enum EventLoopExecutors {
     /// The last executor made on this thread, held weakly: the loops that

@@ -124,10 +124,13 @@ extension LoopCore {
         // A discarding stop ends deliveries at once, even within a batch.
         if stopRequest.load(ordering: .relaxed) == .discard { return }
         let current = state
-        var next = first
-        while let worker = next {
-            worker.runInline(current)
-            next = worker.runnerOwned.nextInline
+        // Unretained: the chain is the loop's own (`workers` holds every
+        // worker) and no slice changes it; a retain and a release per
+        // feedback and state otherwise.
+        unowned(unsafe) var next = first
+        while next != nil {
+            next.unsafelyUnwrapped.runInline(current)
+            next = next.unsafelyUnwrapped.runnerOwned.nextInline
         }
     }
 
