@@ -79,6 +79,12 @@ let package = Package(
                 "CSPSCProbe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
+                // The http-handler scenario: the example server's handlers
+                // in NIO's testing channels.
+                "HTTPExample",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Benchmarks/Harness"
         ),
@@ -93,12 +99,23 @@ let package = Package(
         .executableTarget(
             name: "spindle-http-server",
             dependencies: [
-                "Spindle", "SpindleNIO",
+                "HTTPExample",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Examples/HTTPServer"
+        ),
+        // Its connection handlers, one per mode, shared with the benchmark
+        // harness's `http-handler` scenario.
+        .target(
+            name: "HTTPExample",
+            dependencies: [
+                "Spindle", "SpindleNIO",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Examples/HTTPExample"
         ),
         // The runnable example: `swift run spindle-example`.
         .executableTarget(name: "spindle-example", dependencies: ["Spindle"], path: "Examples/SpindleExample"),

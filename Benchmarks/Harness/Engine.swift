@@ -31,6 +31,14 @@ enum Engine: String, CaseIterable, Sendable {
     /// which lands on the consumer's core in some runs and the producer's in
     /// others, as it does for the engines.
     case bare
+    /// The HTTP scenario's yardstick: a plain NIO `ChannelInboundHandler`
+    /// (not Spindle; the example server's `plain` mode).
+    case plain
+    /// The spin's reducer and replies called by a plain NIO handler, with
+    /// no loop (the example server's `by-hand` mode).
+    case byHand = "by-hand"
+    /// SpindleNIO's `SpinHandler`: a loop per connection on its event loop.
+    case spindleNIO = "spindle-nio"
 
     /// The loop's options for this engine; `ringCapacity` applies to `ring`.
     func options(ringCapacity: Int) -> SpinOptions {
@@ -38,7 +46,7 @@ enum Engine: String, CaseIterable, Sendable {
         case .lockfree: SpinOptions(queue: .lockFree)
         case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
         case .baseline: SpinOptions(queue: .baseline)
-        case .pool, .queued, .dispatch, .bare: SpinOptions(executor: .sharedPool)
+        case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO: SpinOptions(executor: .sharedPool)
         case .dedicated: SpinOptions(executor: .dedicatedThread)
         }
     }
@@ -57,6 +65,9 @@ enum Engine: String, CaseIterable, Sendable {
         case .dispatch: "yardstick: one serial DispatchQueue per loop, one async per event (not Spindle)"
         case .queued: "the shared pool, feedbacks on a serial queue of their own (execute(on:))"
         case .bare: "the machine alone: two spinning C threads over an SPSC ring, paced as the scenario's producer (not Spindle)"
+        case .plain: "yardstick: a plain NIO ChannelInboundHandler (the example server's plain mode; not Spindle)"
+        case .byHand: "the spin's reducer and replies in a plain NIO handler, no loop (the example server's by-hand mode)"
+        case .spindleNIO: "SpindleNIO's SpinHandler: a loop per connection on its event loop"
         }
     }
 }

@@ -20,6 +20,7 @@ enum ScenarioCatalog {
         ManyLoopsScenario.make(loops: 1_000),
         IdleLoopsScenario.scenario,
         HotAndColdScenario.scenario,
+        HTTPHandlerScenario.scenario,
     ]
 
     static var names: [String] { all.map(\.name) }

@@ -1,0 +1,246 @@
+// The example HTTP server's connection handlers (`Examples/HTTPServer`,
+// loaded by `scripts/load.sh`) and the benchmark harness's `http-handler`
+// scenario: every mode answers `GET` with the same 13-byte body, byte for
+// byte.
+//
+// - plain: a `ChannelInboundHandler` that answers on the request's end and
+//   flushes on `channelReadComplete` (the yardstick: NIO as it is usually
+//   written, as fast as it reasonably gets).
+// - spindle-nio: SpindleNIO's `SpinHandler`: the connection's loop on its
+//   event loop.
+// - spindle-pool: the same spin on Spindle's shared reducer pool, its
+//   replies handed back to the event loop (what a server did before
+//   SpindleNIO).
+// - by-hand: the spin's reducer and replies called by a plain handler, with
+//   no loop: what a request costs in the spin's shape (two events, two
+//   states, a reply function per state) without the engine. It splits the
+//   gap between plain and spindle-nio into the shape's cost and the
+//   engine's.
+public import NIOCore
+import NIOHTTP1
+import Spindle
+import SpindleNIO
+import Synchronization
+
+/// A connection handler of each kind, by the name `--mode` and the reports use.
+public enum HTTPServerMode: String, CaseIterable, Sendable {
+    case plain
+    case spindleNIO = "spindle-nio"
+    case spindlePool = "spindle-pool"
+    case byHand = "by-hand"
+
+    /// A new handler for one connection, to add after NIO's HTTP server
+    /// pipeline (`configureHTTPServerPipeline()`).
+    public func makeHandler() -> any ChannelHandler {
+        switch self {
+        case .plain: PlainHandler()
+        case .byHand: ByHandHandler()
+        case .spindleNIO: SpinHandler(spin: connectionSpin, event: event, replies: replies)
+        case .spindlePool: PoolHandler()
+        }
+    }
+}
+
+// MARK: The connection's protocol, as a spin
+
+/// What the server answers, whatever the path.
+let body = "Hello, World!"
+
+/// One connection: the request being read, and the reply the last complete
+/// request made.
+struct HTTPConnection: Sendable {
+    var version = HTTPVersion.http1_1
+    var keepAlive = true
+    var served = 0
+    /// Set by the reduction of a request's end, cleared by the next event.
+    var replyDue = false
+}
+
+enum HTTPEvent: Sendable {
+    case head(version: HTTPVersion, keepAlive: Bool)
+    case end
+}
+
+let connectionSpin = Spin<HTTPConnection, HTTPEvent>(
+    initialState: HTTPConnection(), feedbacks: [],
+    reducer: Reducer { state, event in
+        var state = state
+        switch event {
+        case .head(let version, let keepAlive):
+            state.version = version
+            state.keepAlive = keepAlive
+            state.replyDue = false
+        case .end:
+            state.served += 1
+            state.replyDue = true
+        }
+        return state
+    })
+
+/// The request part's event (a body part changes nothing here).
+func event(_ part: HTTPServerRequestPart) -> HTTPEvent? {
+    switch part {
+    case .head(let head): .head(version: head.version, keepAlive: head.isKeepAlive)
+    case .body: nil
+    case .end: .end
+    }
+}
+
+/// The response to a state whose request just ended (every mode's bytes).
+func responseParts(version: HTTPVersion, keepAlive: Bool, buffer: ByteBuffer) -> [HTTPServerResponsePart] {
+    var headers = HTTPHeaders()
+    headers.add(name: "content-length", value: String(buffer.readableBytes))
+    headers.add(name: "content-type", value: "text/plain")
+    if !keepAlive { headers.add(name: "connection", value: "close") }
+    return [
+        .head(HTTPResponseHead(version: version, status: .ok, headers: headers)),
+        .body(.byteBuffer(buffer)),
+        .end(nil),
+    ]
+}
+
+let bodyBuffer = ByteBuffer(string: body)
+
+@Sendable func replies(_ state: HTTPConnection) -> [HTTPServerResponsePart] {
+    state.replyDue ? responseParts(version: state.version, keepAlive: state.keepAlive, buffer: bodyBuffer) : []
+}
+
+// MARK: plain
+
+/// Replies written as they are made and flushed once, when the read burst
+/// is complete (the plain and by-hand handlers).
+struct BurstWriter {
+    private var written = false
+
+    mutating func write(_ parts: [HTTPServerResponsePart], context: ChannelHandlerContext) {
+        for part in parts {
+            context.write(NIOAny(part), promise: nil)
+            written = true
+        }
+    }
+
+    mutating func readComplete(context: ChannelHandlerContext) {
+        if written {
+            written = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+}
+
+/// The yardstick: answers on `.end`, flushes once per read burst.
+final class PlainHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    private var version = HTTPVersion.http1_1
+    private var keepAlive = true
+    private var writer = BurstWriter()
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            version = head.version
+            keepAlive = head.isKeepAlive
+        case .body:
+            break
+        case .end:
+            writer.write(responseParts(version: version, keepAlive: keepAlive, buffer: bodyBuffer), context: context)
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        writer.readComplete(context: context)
+    }
+}
+
+// MARK: by-hand
+
+/// The spin's reducer and replies, called by hand: no loop.
+final class ByHandHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    private var state = connectionSpin.initialState
+    private let reduce = connectionSpin.reducer.reduce
+    private var writer = BurstWriter()
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let event = event(unwrapInboundIn(data)) else { return }
+        state = reduce(state, event)
+        writer.write(replies(state), context: context)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        writer.readComplete(context: context)
+    }
+}
+
+// MARK: spindle-pool
+
+/// The spin on the shared pool: replies collected by a feedback on the
+/// pool, written on the event loop once per batch.
+final class PoolHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    private var loop: SpinLoop<HTTPConnection, HTTPEvent>?
+
+    func channelActive(context: ChannelHandlerContext) {
+        let outbox = Outbox(context: NIOLoopBound(context, eventLoop: context.eventLoop))
+        do {
+            loop = try connectionSpin
+                .addingReplyFeedbacks(outbox)
+                .start()
+        } catch {
+            // The pool would not take the loop: this connection cannot be served.
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
+        }
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        if let event = event(unwrapInboundIn(data)) { _ = loop?.emit(event) }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        loop?.requestStop()
+        context.fireChannelInactive()
+    }
+}
+
+/// Replies made on the pool, waiting to be written on the event loop.
+final class Outbox: Sendable {
+    let context: NIOLoopBound<ChannelHandlerContext>
+    private let pending = Mutex<[HTTPServerResponsePart]>([])
+
+    init(context: NIOLoopBound<ChannelHandlerContext>) {
+        self.context = context
+    }
+
+    func add(_ parts: [HTTPServerResponsePart]) {
+        pending.withLock { $0.append(contentsOf: parts) }
+    }
+
+    /// Hands what is pending to the event loop: one hop per batch.
+    func send() {
+        let parts = pending.withLock { pending -> [HTTPServerResponsePart] in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+        guard !parts.isEmpty else { return }
+        let context = self.context
+        context.eventLoop.execute {
+            for part in parts { context.value.write(NIOAny(part), promise: nil) }
+            context.value.flush()
+        }
+    }
+}
+
+extension Spin where State == HTTPConnection, Event == HTTPEvent {
+    func addingReplyFeedbacks(_ outbox: Outbox) -> Spin {
+        Spin(initialState: initialState, feedbacks: feedbacks + [
+            Feedback(effect: { (state: HTTPConnection) in outbox.add(replies(state)) }),
+            Feedback(effect: { (_: HTTPConnection) in outbox.send() }).delivering(.latestState),
+        ], reducer: reducer)
+    }
+}
