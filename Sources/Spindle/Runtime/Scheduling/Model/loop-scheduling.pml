@@ -184,8 +184,7 @@ inline wake() {
  * One scheduling of the loop, by whoever took it: T4 (CAS SCHEDULED ->
  * RUNNING), the slice, and its end (T6, T7 or T8). A pool runner runs it
  * after popping the loop; with INLINE, a producer whose wake() CAS won runs
- * it itself (the inline fast path). Uses the caller's locals p, s, budget
- * and r.
+ * it itself (the inline fast path). Uses runTaken's locals (below).
  */
 inline runScheduling() {
     /* T4: enter the RUNNING section with CAS(SCHEDULED -> RUNNING), one atomic step */
@@ -200,13 +199,7 @@ inline runScheduling() {
     runTaken()
 }
 
-/*
- * The scheduling once the loop is RUNNING and its taker owns it: the
- * slice and its end (T6, T7 or T8). With DIRECT, a taker that holds its
- * own event (`own`, in the runner's own queue) reduces it after the
- * shared queue's events, in the first slice. Uses the caller's locals p,
- * s, budget, r, own, ownP and ownSeq.
- */
+/* DIRECT: the taker's own event, if it still holds one, reduced (P2 checked). */
 inline reduceOwn() {
     if
     :: own ->
@@ -221,6 +214,13 @@ inline reduceOwn() {
     fi
 }
 
+/*
+ * The scheduling once the loop is RUNNING and its taker owns it: the
+ * slice and its end (T6, T7 or T8). With DIRECT, a taker that holds its
+ * own event (`own`, in the runner's own queue) reduces it after the
+ * shared queue's events, in the first slice. Uses the caller's locals p,
+ * s, budget, r, own, ownP and ownSeq.
+ */
 inline runTaken() {
     /* the slice (T5 for whoever emits or sets a flag meanwhile): first deliver the
      * state to a waiting subscriber: exchange(pendingWake, false) */
