@@ -5,8 +5,21 @@ import PackageDescription
 let openCombine: Target.Dependency = .product(
     name: "OpenCombine",
     package: "OpenCombine",
-    condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd])
+    condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd], traits: ["SpindleCombine"])
 )
+
+/// A product of another package, used only when `trait` is enabled.
+///
+/// Every use of a package other than swift-atomics and swift-log is behind
+/// one of the traits below, so that a dependent that turns them off
+/// (`.package(url: …, traits: [])`) resolves, fetches and builds those two
+/// alone for the `Spindle` product (scripts/dependents.sh checks it): the
+/// package manager leaves a dependency out only when every use of it is
+/// behind a trait that is off. All are on by default, so this package and
+/// a dependent that names no traits build everything, as before.
+func product(_ name: String, _ package: String, trait: String) -> Target.Dependency {
+    .product(name: name, package: package, condition: .when(traits: [trait]))
+}
 
 let package = Package(
     name: "Spindle",
@@ -19,6 +32,13 @@ let package = Package(
         .library(name: "SpindleReplay", targets: ["SpindleReplay"]),
         .library(name: "SpindleNIO", targets: ["SpindleNIO"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
+    ],
+    traits: [
+        .trait(name: "SpindleNIO", description: "The SpindleNIO product (and the example server): swift-nio."),
+        .trait(name: "SpindleMetrics", description: "The SpindleMetrics product: swift-metrics."),
+        .trait(name: "SpindleCombine", description: "The SpindleCombine product on Linux and other systems without Combine: OpenCombine."),
+        .trait(name: "Benchmarks", description: "The benchmark harness and the soak: swift-argument-parser, HdrHistogram."),
+        .default(enabledTraits: ["SpindleNIO", "SpindleMetrics", "SpindleCombine", "Benchmarks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-atomics", from: "1.3.0"),
@@ -77,14 +97,14 @@ let package = Package(
                 "CSpindle",  // the queue-ceiling probe drives the C queue directly
                 "CMallocCounter",
                 "CSPSCProbe",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                product("ArgumentParser", "swift-argument-parser", trait: "Benchmarks"),
+                product("Histogram", "hdrhistogram-swift", trait: "Benchmarks"),
                 // The http-handler scenario: the example server's handlers
                 // in NIO's testing channels.
                 "HTTPExample",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                product("NIOCore", "swift-nio", trait: "SpindleNIO"),
+                product("NIOEmbedded", "swift-nio", trait: "SpindleNIO"),
+                product("NIOHTTP1", "swift-nio", trait: "SpindleNIO"),
             ],
             path: "Benchmarks/Harness"
         ),
@@ -92,7 +112,7 @@ let package = Package(
         // live objects (`scripts/soak.sh`, run by CI for 60 s).
         .executableTarget(
             name: "soak",
-            dependencies: ["Spindle", "CMallocCounter", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: ["Spindle", "CMallocCounter", product("ArgumentParser", "swift-argument-parser", trait: "Benchmarks")],
             path: "Benchmarks/Soak"
         ),
         // The HTTP server `scripts/load.sh` loads (plain NIO, SpindleNIO, the pool).
@@ -100,9 +120,9 @@ let package = Package(
             name: "spindle-http-server",
             dependencies: [
                 "HTTPExample",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                product("NIOCore", "swift-nio", trait: "SpindleNIO"),
+                product("NIOPosix", "swift-nio", trait: "SpindleNIO"),
+                product("NIOHTTP1", "swift-nio", trait: "SpindleNIO"),
             ],
             path: "Examples/HTTPServer"
         ),
@@ -112,8 +132,8 @@ let package = Package(
             name: "HTTPExample",
             dependencies: [
                 "Spindle", "SpindleNIO",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                product("NIOCore", "swift-nio", trait: "SpindleNIO"),
+                product("NIOHTTP1", "swift-nio", trait: "SpindleNIO"),
             ],
             path: "Examples/HTTPExample"
         ),
@@ -131,7 +151,7 @@ let package = Package(
         // swift-metrics for a loop (a SpinObserver), kept out of the core.
         .target(
             name: "SpindleMetrics",
-            dependencies: ["Spindle", .product(name: "CoreMetrics", package: "swift-metrics")]
+            dependencies: ["Spindle", product("CoreMetrics", "swift-metrics", trait: "SpindleMetrics")]
         ),
         // A loop per NIO channel, on the channel's event loop. Its code needs
         // NIOCore only; NIOPosix is listed so that its DocC snippet (a real
@@ -141,8 +161,8 @@ let package = Package(
             name: "SpindleNIO",
             dependencies: [
                 "Spindle",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
+                product("NIOCore", "swift-nio", trait: "SpindleNIO"),
+                product("NIOPosix", "swift-nio", trait: "SpindleNIO"),
             ]
         ),
         // Record a loop's reductions as JSON Lines and replay them (Foundation).
@@ -173,7 +193,7 @@ let package = Package(
                 "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport",
                 "spindle-recorder-child", "RecorderCrashFixture",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                product("MetricsTestKit", "swift-metrics", trait: "SpindleMetrics"),
             ]
         ),
         .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", "SpindleTestSupport", openCombine]),
@@ -181,9 +201,9 @@ let package = Package(
             name: "SpindleNIOTests",
             dependencies: [
                 "SpindleNIO", "Spindle", "SpindleTestSupport",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                product("NIOCore", "swift-nio", trait: "SpindleNIO"),
+                product("NIOPosix", "swift-nio", trait: "SpindleNIO"),
+                product("NIOEmbedded", "swift-nio", trait: "SpindleNIO"),
             ]
         ),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle", "SpindleTestSupport"]),

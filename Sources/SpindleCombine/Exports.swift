@@ -1,3 +1,6 @@
+#if !canImport(Combine) && !SpindleCombine
+#error("SpindleCombine needs OpenCombine where Combine is missing, which this package uses only with its trait SpindleCombine on: add it to the package's traits (.package(url: …, traits: [\"SpindleCombine\"]))")
+#endif
 // `import SpindleCombine` brings the Combine names that its own API is made
 // of — `Publisher`, `AnyPublisher`, `AnyCancellable`, `ObservableObject`,
 // `Published` — from Apple's Combine where it exists, OpenCombine elsewhere,

@@ -1,3 +1,6 @@
+#if !SpindleMetrics
+#error("SpindleMetrics needs swift-metrics, which this package uses only with its trait SpindleMetrics on: add it to the package's traits (.package(url: …, traits: [\"SpindleMetrics\"]))")
+#endif
 import CoreMetrics
 import Spindle
 

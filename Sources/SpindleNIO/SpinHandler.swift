@@ -1,3 +1,6 @@
+#if !SpindleNIO
+#error("SpindleNIO needs swift-nio, which this package uses only with its trait SpindleNIO on: add it to the package's traits (.package(url: …, traits: [\"SpindleNIO\"]))")
+#endif
 public import NIOCore
 import NIOPosix
 public import Spindle

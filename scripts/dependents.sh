@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# What a package that depends on Spindle resolves, fetches and builds.
+#
+# Every package this one uses besides swift-atomics and swift-log is behind a
+# trait (Package.swift): SpindleNIO, SpindleMetrics, SpindleCombine,
+# Benchmarks, all on by default. This script makes scratch packages that
+# depend on this checkout by path and checks:
+#
+# 1. `traits: []`, the `Spindle` product: the package manager fetches
+#    swift-atomics and swift-log and nothing else, and the dependent builds.
+# 2. The same dependent using `SpindleNIO` with its trait off: the build
+#    stops with SpindleNIO's own #error, which names the trait to turn on.
+# 3. `traits: ["SpindleNIO"]`, the `SpindleNIO` product: swift-nio and what
+#    it needs are fetched, and nothing for the other products.
+# 4. No traits named (the defaults): what this package itself uses.
+#
+# Usage: scripts/dependents.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+name=$(basename "$root")   # a path dependency's identity: its folder's name
+scripts/install-deps.sh >/dev/null
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# manifest TRAITS TARGETS: a scratch package's manifest.
+manifest() {
+    cat <<EOF
+// swift-tools-version:6.2
+import PackageDescription
+let package = Package(
+    name: "Dependent",
+    dependencies: [.package(path: "$root"$1)],
+    targets: [$2]
+)
+EOF
+}
+target() {  # target NAME PRODUCT
+    echo ".target(name: \"$1\", dependencies: [.product(name: \"$2\", package: \"$name\")]),"
+}
+# checkouts DIR: the packages resolved into DIR, one line, sorted.
+checkouts() { ls "$1/.build/checkouts" 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//'; }
+expect_checkouts() {  # expect_checkouts DIR "EXPECTED" WHAT
+    local got
+    got=$(checkouts "$1")
+    if [[ $got != "$2" ]]; then
+        echo "dependents: $3 fetched [$got], expected [$2]" >&2
+        exit 1
+    fi
+    echo "dependents: $3 fetches: ${got:-nothing}"
+}
+
+echo "== 1. traits: [], the Spindle product"
+lean="$work/lean"
+mkdir -p "$lean/Sources/UsesSpindle"
+echo 'import Spindle
+public let spin = Spin(initialState: 0) {
+    Reducer { (count: Int, step: Int) in count + step }
+}' \
+    > "$lean/Sources/UsesSpindle/UsesSpindle.swift"
+manifest ", traits: []" "$(target UsesSpindle Spindle)" > "$lean/Package.swift"
+(cd "$lean" && swift package resolve >/dev/null)
+expect_checkouts "$lean" "swift-atomics swift-log" "a dependent of Spindle with traits: []"
+(cd "$lean" && swift build --target UsesSpindle 2>&1 | tail -1)
+
+echo "== 2. the same dependent using SpindleNIO with its trait off"
+mkdir -p "$lean/Sources/UsesNIO"
+echo 'import SpindleNIO' > "$lean/Sources/UsesNIO/UsesNIO.swift"
+manifest ", traits: []" "$(target UsesSpindle Spindle) $(target UsesNIO SpindleNIO)" > "$lean/Package.swift"
+if (cd "$lean" && swift build --target UsesNIO >"$work/nio-off.log" 2>&1); then
+    echo "dependents: SpindleNIO built with its trait off" >&2
+    exit 1
+fi
+if ! grep -q "SpindleNIO needs swift-nio" "$work/nio-off.log"; then
+    echo "dependents: SpindleNIO with its trait off failed without naming the trait:" >&2
+    tail -20 "$work/nio-off.log" >&2
+    exit 1
+fi
+echo "dependents: the build stops with: $(grep -o 'SpindleNIO needs swift-nio[^:]*' "$work/nio-off.log" | head -1)"
+
+echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
+nio="$work/nio"
+mkdir -p "$nio/Sources/UsesNIO"
+echo 'import SpindleNIO' > "$nio/Sources/UsesNIO/UsesNIO.swift"
+manifest ", traits: [\"SpindleNIO\"]" "$(target UsesNIO SpindleNIO)" > "$nio/Package.swift"
+(cd "$nio" && swift package resolve >/dev/null)
+expect_checkouts "$nio" "swift-atomics swift-collections swift-log swift-nio swift-system" \
+    "a dependent of SpindleNIO with traits: [\"SpindleNIO\"]"
+
+echo "== 4. no traits named (the defaults)"
+all="$work/all"
+mkdir -p "$all/Sources/UsesSpindle"
+cp "$lean/Sources/UsesSpindle/UsesSpindle.swift" "$all/Sources/UsesSpindle/"
+manifest "" "$(target UsesSpindle Spindle)" > "$all/Package.swift"
+(cd "$all" && swift package resolve >/dev/null)
+echo "dependents: a dependent naming no traits fetches: $(checkouts "$all")"
