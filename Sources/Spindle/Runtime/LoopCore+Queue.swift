@@ -1,0 +1,90 @@
+internal import Atomics
+internal import CSpindle
+
+// The loop's queue, whichever kind it is (`queueTag`): enqueue and wake,
+// the runner's drain, and the emptiness checks the scheduling reads.
+extension LoopCore {
+    /// Enqueues and schedules the loop if it is idle; `.full` when the ring
+    /// is full. With `emitterMayRun`, the answer may be `.runHere` (see
+    /// `wake(emitterMayRun:)`): the caller then runs the loop once it has
+    /// left its gate section.
+    @inline(__always)
+    func tryEnqueueAndWake(_ event: Event, emitterMayRun: Bool) -> EnqueueOutcome {
+        switch queueTag {
+        case .lockFree:
+            lockFreeQueue!.tryEnqueue(event)
+            // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
+            // before `wake` reads the scheduling state (the Dekker pair).
+            // A loop found idle is not streaming: no lane for this thread yet.
+            let woke = wake(emitterMayRun: emitterMayRun)
+            if woke != .notScheduled { spindle_lane_reset_streak(loopID) }
+            return woke == .runHere ? .runHere : .enqueued
+        case .ring:
+            guard ringQueue!.tryEnqueue(event) else { return .full }
+            // The ring's claim is a seq_cst RMW on its tail, which the runner
+            // re-checks (depth) after going idle; a runner scheduled before
+            // the publish lands finds a run of 0 and re-checks again.
+            return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
+        case .baseline:
+            baselineQueue!.tryEnqueue(event)
+            // A mutex unlock is only a release: fence before reading the state.
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
+        }
+    }
+
+    /// Runner only.
+    @inline(__always)
+    func drainQueue(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        drainQueue(max: max, body) { first, count in
+            var payload = first
+            for _ in 0..<count {
+                body(payload)
+                payload += MemoryLayout<Event>.stride
+            }
+        }
+    }
+
+    /// `drainQueue`, with the lanes' events handed over a run at a time:
+    /// `runs(first, count)` moves out `count` adjacent payloads
+    /// (`MemoryLayout<Event>.stride` apart). Runner only.
+    @inline(__always)
+    func drainQueue(
+        max: Int, _ body: (UnsafeMutableRawPointer) -> Void, runs: (UnsafeMutableRawPointer, Int) -> Void
+    ) -> Int {
+        assertOnRunner()
+        switch queueTag {
+        case .lockFree:
+            // The shared queue first (its markers open lanes), then the lanes.
+            let shared = lockFreeQueue!.drain(max: max, body) { lane in laneOpened(lane) }
+            if shared == max { return shared }
+            return shared + drainLanes(max: max - shared, runs)
+        case .ring:
+            // Every-state inline feedbacks and observer hooks run inside
+            // `body`, and may block (see `RingQueue.drain`).
+            return ringQueue!.drain(max: max, bodyMayBlock: hasInlineWorkers || hub != nil, body)
+        case .baseline: return baselineQueue!.drain(max: max, body)
+        }
+    }
+
+    /// Whether the queue looks empty to a thread that is not its consumer
+    /// (the runner's re-check after going idle, when another runner may
+    /// already own the queue): reads only what producers write.
+    var queueLooksEmpty: Bool {
+        switch queueTag {
+        case .lockFree: lockFreeQueue!.looksEmpty && !lanesLookRunnable
+        case .ring: ringQueue!.isEmpty
+        case .baseline: baselineQueue!.looksEmpty
+        }
+    }
+
+    /// Runner only (reads the consumer's private batch).
+    var queueIsEmpty: Bool {
+        assertOnRunner()
+        return switch queueTag {
+        case .lockFree: lockFreeQueue!.isEmpty && !lanesLookRunnable
+        case .ring: ringQueue!.isEmpty
+        case .baseline: baselineQueue!.isEmpty
+        }
+    }
+}
