@@ -4,7 +4,7 @@ import Synchronization
 import Testing
 import SpindleTestSupport
 
-/// The waiter's side of the protocol in CSpindle.h: prepare, re-check, then
+/// The waiter's side of the protocol in spindle_parker.h: prepare, re-check, then
 /// cancel or wait; loops because wait may return spuriously or time out.
 /// `dawdle` CPU relax hints between the re-check and the wait widen the
 /// window in which a notify lands after prepare but before the wait sleeps:

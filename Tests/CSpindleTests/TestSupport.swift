@@ -60,7 +60,7 @@ final class DedicatedQueueExecutor: TaskExecutor {
 
 /// A C object's opaque pointer, shared with test threads.
 /// Why @unchecked: `OpaquePointer` is not Sendable. Each test calls the C
-/// object only in the pairs its concurrency table in CSpindle.h allows (any
+/// object only in the pairs its header's concurrency table allows (any
 /// number of producers, one consumer), which is the property under test.
 struct SharedHandle: @unchecked Sendable {
     let raw: OpaquePointer

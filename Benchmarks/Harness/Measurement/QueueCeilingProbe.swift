@@ -34,7 +34,7 @@ enum QueueCeilingProbe {
             spindle_wfq_destroy(queue)
         }
         // The producer thread only acquires and enqueues, which the C queue
-        // allows from any thread (CSpindle.h's concurrency table); this
+        // allows from any thread (spindle_wfq.h's concurrency table); this
         // thread is the one consumer.
         nonisolated(unsafe) let shared = queue
         let ready = DispatchSemaphore(value: 0)

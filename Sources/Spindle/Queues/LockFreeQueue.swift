@@ -16,7 +16,7 @@ internal import CSpindle
 /// node pool grows); `drain`, `isEmpty`, `discardAll` and `destroy` on the
 /// consumer only.
 struct LockFreeQueue: Sendable {
-    // The C queue follows the concurrency table in CSpindle.h: producers may
+    // The C queue follows the concurrency table in spindle_wfq.h: producers may
     // call acquire/enqueue concurrently, only the reducer thread consumes.
     nonisolated(unsafe) private let raw: OpaquePointer
 

@@ -28,8 +28,8 @@ final class RingQueue<Event: Sendable>: EventQueue {
     /// they point at is shared under rules the compiler cannot check, which
     /// is why this one stored property is `nonisolated(unsafe)`:
     private struct Memory {
-        /// The C ring: any thread, as the concurrency table for spindle_ring
-        /// in CSpindle.h says.
+        /// The C ring: any thread, as the concurrency table in
+        /// spindle_ring.h says.
         let ring: OpaquePointer
         /// The payloads: a slot is owned by the producer that claimed it
         /// until its publish (release), then by the consumer (acquire) until

@@ -134,7 +134,7 @@ extension LoopCore {
     }
 
     // Starts an emit on a lane, unless the loop is closed (false, the emit
-    // ended): the step every lane emit starts with (CSpindle.h).
+    // ended): the step every lane emit starts with (spindle_lane.h).
     @inline(__always)
     private func beginLaneEmit(_ lane: OpaquePointer) -> Bool {
         spindle_lane_begin_unless_closed(lane, words.address)

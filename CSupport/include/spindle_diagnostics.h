@@ -1,0 +1,25 @@
+// CSpindle: Diagnostics. Part of the CSpindle module (CSpindle.h includes
+// every part); the naming ladder and the overview are in CSpindle.h.
+#ifndef SPINDLE_DIAGNOSTICS_H
+#define SPINDLE_DIAGNOSTICS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// MARK: - Diagnostics
+
+/// Queues and rings created and not yet destroyed, process-wide (relaxed
+/// counter; for leak checks). Any thread.
+long spindle_live_queues(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif // SPINDLE_DIAGNOSTICS_H
