@@ -275,11 +275,19 @@ static inline __attribute__((always_inline)) void spindle_lane_publish(spindle_l
 
 // MARK: - Per-producer lanes: the whole emit, inlined into the caller
 
-/// A loop's hot words (`LoopWords.swift` lays them out from these): the
-/// runner's thread token, the scheduling state, `closed`.
-#define SPINDLE_WORDS_RUNNER_TOKEN_OFFSET 0
-#define SPINDLE_WORDS_SCHEDULING_OFFSET 16
-#define SPINDLE_WORDS_CLOSED_OFFSET 17
+/// A loop's hot words: the one definition of their layout. `LoopWords.swift`
+/// places each word at its offset here; this header's inlined emit reads
+/// the first three (the runner's thread token, the scheduling state,
+/// `closed`).
+#define SPINDLE_WORDS_RUNNER_TOKEN_OFFSET 0      // uintptr_t
+#define SPINDLE_WORDS_ACCEPTED_COUNT_OFFSET 8    // intptr_t
+#define SPINDLE_WORDS_SCHEDULING_OFFSET 16       // uint8_t: SchedulingState
+#define SPINDLE_WORDS_CLOSED_OFFSET 17           // bool
+#define SPINDLE_WORDS_STOP_REQUEST_OFFSET 18     // uint8_t: StopRequest
+#define SPINDLE_WORDS_GRACE_DONE_OFFSET 19       // bool
+#define SPINDLE_WORDS_OBSERVERS_CREATED_OFFSET 20  // bool
+#define SPINDLE_WORDS_SETTLE_PENDING_OFFSET 21   // bool
+#define SPINDLE_WORDS_SIZE 24
 /// `SchedulingState.running`: a loop in this state or the next (finished)
 /// needs no wake-up look after an emit; idle and scheduled do.
 #define SPINDLE_SCHEDULING_RUNNING 2

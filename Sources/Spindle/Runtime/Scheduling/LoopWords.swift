@@ -17,17 +17,17 @@ struct LoopWords: @unchecked Sendable {
     // through the atomic views below.
     private let base: UnsafeMutableRawPointer
 
-    // The three an emit's inlined fast path reads are CSpindle's, which
-    // reads them too (`spindle_lane_fast_reserve`).
+    // The layout is CSpindle's (spindle_lane.h), whose inlined emit reads
+    // the first three words too (`spindle_lane_fast_reserve`).
     private static let runnerTokenOffset = Int(SPINDLE_WORDS_RUNNER_TOKEN_OFFSET)  // UInt
-    private static let acceptedCountOffset = 8    // Int
+    private static let acceptedCountOffset = Int(SPINDLE_WORDS_ACCEPTED_COUNT_OFFSET)  // Int
     private static let schedulingOffset = Int(SPINDLE_WORDS_SCHEDULING_OFFSET)     // SchedulingState (UInt8)
     private static let closedOffset = Int(SPINDLE_WORDS_CLOSED_OFFSET)             // Bool
-    private static let stopRequestOffset = 18     // StopRequest (UInt8)
-    private static let graceDoneOffset = 19       // Bool
-    private static let observersCreatedOffset = 20 // Bool
-    private static let settlePendingOffset = 21   // Bool
-    private static let wordsSize = 24
+    private static let stopRequestOffset = Int(SPINDLE_WORDS_STOP_REQUEST_OFFSET)  // StopRequest (UInt8)
+    private static let graceDoneOffset = Int(SPINDLE_WORDS_GRACE_DONE_OFFSET)      // Bool
+    private static let observersCreatedOffset = Int(SPINDLE_WORDS_OBSERVERS_CREATED_OFFSET)  // Bool
+    private static let settlePendingOffset = Int(SPINDLE_WORDS_SETTLE_PENDING_OFFSET)  // Bool
+    private static let wordsSize = Int(SPINDLE_WORDS_SIZE)
     private static var size: Int { wordsSize + spindle_task_size() }
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
