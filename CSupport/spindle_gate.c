@@ -2,8 +2,8 @@
 //
 // Why RCU: every emit must either see that the loop is closed, or be
 // finished enqueuing before stop's final drain. A shared in-flight counter
-// does that with one locked read-modify-write per emit (about a fifth of a
-// producer's time at 15 M events/s here). An RCU read-side section costs a
+// does that with one locked read-modify-write per emit, on a line every
+// producer writes. An RCU read-side section costs a
 // thread-local store and a compiler barrier instead: urcu-bp moves the
 // memory barrier to the rare writer (sys_membarrier), and registers threads
 // on their first use and unregisters them at exit, so any thread may emit.

@@ -271,8 +271,8 @@ void *spindle_wfq_acquire(spindle_wfq *q) {
             // address order, so the node two cache lines on is likely to
             // be acquired soon. Following the list to find it would be a
             // dependent miss per node; the guess costs nothing when wrong
-            // (a prefetch never faults). Measured with a C producer/consumer
-            // pair on this queue (8-byte payloads, 2 cores): 9.1 -> 11.1 M/s.
+            // (a prefetch never faults). Commit 7b74905 gives the
+            // measurement.
             __builtin_prefetch((char *)node + 2 * SPINDLE_CACHE_LINE, 1, 3);
             return payload_of(q, node);
         }

@@ -1,9 +1,13 @@
 /// What the engine needs from an event queue: many producers, one consumer
 /// (the loop's reducer thread).
 ///
-/// Implementations: ``LockFreeQueue`` (liburcu wfcqueue), ``RingQueue``
-/// (bounded C ring) and ``BaselineQueue`` (pure Swift, for comparison). The
-/// ring's bounded-only members (capacity, depth, the space parker) are its own.
+/// Implementations: ``RingQueue`` (bounded C ring) and ``BaselineQueue``
+/// (pure Swift, the benchmark's yardstick). The ring's bounded-only members
+/// (capacity, depth, the space parker) are its own. The default queue,
+/// ``LockFreeQueue`` (liburcu wfcqueue), does not conform: it is one
+/// non-generic type for every loop, which takes events by their type at each
+/// call, and `LoopCore` reaches each kind through `QueueTag`, not through
+/// this protocol.
 protocol EventQueue<Event>: AnyObject, Sendable {
     associatedtype Event: Sendable
 

@@ -1,11 +1,11 @@
 /// A growable first-in first-out buffer of `Element` in raw memory: a ring
 /// whose capacity doubles when full.
 ///
-/// Why not `Deque`: the engine is generic over the user's `Event`, and in
-/// unspecialized generic code every `Deque<Event>` operation asks the runtime
-/// for generic metadata (a hash-table lookup, ~25% of the reducer's time in a
-/// `perf` profile). This type touches `Element` only through its value
-/// witnesses, so it costs the same as the C queues' payload handling.
+/// Why not `Deque`: in the engine's unspecialized generic code every
+/// `Deque<Event>` operation asks the runtime for generic metadata (see
+/// CONTRIBUTING.md, "Generic code and specialization"). This type touches
+/// `Element` only through its value witnesses, so it costs the same as the C
+/// queues' payload handling.
 ///
 /// Not thread-safe: the owner provides exclusion (the reducer thread, or a lock).
 struct RawFIFO<Element>: ~Copyable {

@@ -64,12 +64,12 @@ class ScheduledLoop: @unchecked Sendable {
     static let maximumFormationPauses = 1_024
     static let formationWaitNanoseconds: UInt64 = 2_000
     /// The longest wait after a slice that drained under an eighth of the
-    /// target: a stream too slow for a batch to form in time (under 16 M
-    /// events/s when the wait was 2 µs), so waiting longer would only delay
-    /// its events. About a cross-core round trip in the machine's slow
-    /// phase, so a look still costs a producer at most about half its time:
-    /// a producer held back by the runner's looks catches up in larger
-    /// batches, which end this shorter wait.
+    /// target: a stream too slow for a batch to form within the longest
+    /// wait, so waiting longer would only delay its events. About a
+    /// cross-core round trip in the machine's slow phase, so a look still
+    /// costs a producer at most about half its time: a producer held back by
+    /// the runner's looks catches up in larger batches, which end this
+    /// shorter wait.
     static let slowStreamWaitNanoseconds: UInt64 = 500
 
     /// Pool membership (see `PoolCore.register`): the loop's links in its
