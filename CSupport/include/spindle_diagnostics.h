@@ -1,5 +1,6 @@
-// CSpindle: Diagnostics. Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Diagnostics.
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_DIAGNOSTICS_H
 #define SPINDLE_DIAGNOSTICS_H
 

@@ -1,5 +1,6 @@
-// CSpindle: Emit gate (liburcu urcu-bp read-side sections). Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Emit gate (liburcu urcu-bp read-side sections).
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_GATE_H
 #define SPINDLE_GATE_H
 

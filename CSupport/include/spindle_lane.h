@@ -1,5 +1,6 @@
-// CSpindle: Per-producer lanes (SPSC, linked blocks). Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Per-producer lanes (SPSC, linked blocks).
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_LANE_H
 #define SPINDLE_LANE_H
 

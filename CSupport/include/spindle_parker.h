@@ -1,5 +1,6 @@
-// CSpindle: Parker (event count on a futex). Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Parker (event count on a futex).
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_PARKER_H
 #define SPINDLE_PARKER_H
 

@@ -1,5 +1,6 @@
-// CSpindle: Bounded MPSC ring (C11 atomics). Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Bounded MPSC ring (C11 atomics).
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_RING_H
 #define SPINDLE_RING_H
 

@@ -1,5 +1,6 @@
-// CSpindle: Scheduling (executors' ready queue, per-loop task node). Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Scheduling (executors' ready queue, per-loop task node).
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_SCHED_H
 #define SPINDLE_SCHED_H
 

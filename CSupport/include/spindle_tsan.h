@@ -1,5 +1,6 @@
-// CSpindle: Thread Sanitizer support. Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Thread Sanitizer support.
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_TSAN_H
 #define SPINDLE_TSAN_H
 

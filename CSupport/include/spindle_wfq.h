@@ -1,5 +1,6 @@
-// CSpindle: Unbounded wait-free MPSC queue (liburcu wfcqueue). Part of the CSpindle module (CSpindle.h includes
-// every part); the naming ladder and the overview are in CSpindle.h.
+// CSpindle: Unbounded wait-free MPSC queue (liburcu wfcqueue).
+// One part of the module: CSpindle.h includes every part and gives the
+// overview and the naming ladder.
 #ifndef SPINDLE_WFQ_H
 #define SPINDLE_WFQ_H
 
