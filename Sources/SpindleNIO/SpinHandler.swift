@@ -196,7 +196,8 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
 
     /// Starts the loop once, with the writer feedback bound to `context`.
     func start(context: ChannelHandlerContext) {
-        guard startedLoop == nil, let pending = pendingStart else { return }
+        // Set until a start succeeds: a loop starts once per handler.
+        guard let pending = pendingStart else { return }
         let blocking = if case .bounded(_, .block) = pending.options.queue { true } else { false }
         let side = ChannelSide<State, Event, OutboundOut>(context: context, emitsWithoutWaiting: blocking)
         var options = pending.options
