@@ -101,7 +101,9 @@ struct EffectRunObserverTests {
         let observer = ListeningObserver<Int, Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
             Feedback<Int, Int>(effect: { (_: Int) async -> Int? in
-                try? await Task.sleep(nanoseconds: 60_000_000_000)
+                // Ends only once cancelled, so the stop's cancellation has
+                // no clock to beat, however slow the machine.
+                while !Task.isCancelled { try? await Task.sleep(nanoseconds: 1_000_000_000) }
                 return nil
             })
             Reducer { state, event in state + event }
