@@ -95,7 +95,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // The state lives behind a pointer, not in a stored property: the reducer
     // passes `statePointer.pointee` to the user's reducer by address, where a
     // generic class property is first copied out (a value-witness call per
-    // event, the reducer's largest cost in reduce-1p).
+    // event, the reducer's largest cost in reduce-1p). It points into the
+    // snapshot's allocation, beside the boxes a batch publishes it to.
     let statePointer: UnsafeMutablePointer<State>
     var state: State {
         @inline(__always) get { statePointer.pointee }
@@ -148,10 +149,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         self.options = options
         self.reduceFunction = spin.reducer.reduceInPlace
         self.reduceRunFunction = spin.reducer.reduceRunInPlace
-        statePointer = .allocate(capacity: 1)
-        statePointer.initialize(to: spin.initialState)
+        let snapshot = StateSnapshot.make(spin.initialState)
+        self.snapshot = snapshot
+        statePointer = snapshot.runningState(as: State.self)
         self.observerBaseState = spin.initialState
-        self.snapshot = StateSnapshot(spin.initialState)
         // Checked here, not by the hub's failable init: in this unspecialized
         // generic code, calling it (or counting the array) costs metadata
         // lookups per start.
@@ -185,8 +186,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         releaseLanes()
         // Last, as the released properties would have freed it before.
         lockFreeQueue?.destroy()
-        statePointer.deinitialize(count: 1)
-        statePointer.deallocate()
         LiveCounts.loops.wrappingDecrement(ordering: .relaxed)
     }
 

@@ -2,9 +2,9 @@ internal import Atomics
 
 /// The latest state, readable from any thread without a lock.
 ///
-/// The state lives in boxes: one allocation each, a header (a count of the
-/// readers inside the box, and the link to the next box) and then one
-/// `State`. `current` points at the published box. The reducer thread
+/// The state lives in boxes: a header (a count of the readers inside the
+/// box, and the link to the next box) and then one `State`. `current`
+/// points at the published box. The reducer thread
 /// writes a state only into a box that is not current and that no reader
 /// is inside, then publishes it with one atomic exchange; the box it
 /// replaced becomes the spare for the next publish. Two boxes suffice
@@ -12,6 +12,13 @@ internal import Atomics
 /// next publish comes makes the reducer take another free box, or
 /// allocate one, so publishing never waits for a reader. Publishing
 /// allocates nothing in steady state and costs one exchange and one load.
+///
+/// One allocation holds the fields, the loop's running state (the one its
+/// reducer mutates, see `runningState(as:)`) and the first two boxes, in
+/// that order; a box added later is an allocation of its own. A request
+/// through a loop per connection reduces and publishes: with a small
+/// state, that touches two or three adjacent cache lines, not an object
+/// for the snapshot, one per box and one for the running state.
 ///
 /// A reader enters the box it loaded (increments its count), then checks
 /// that the box is still current before it copies the state, and leaves
@@ -26,47 +33,45 @@ internal import Atomics
 /// Not generic: allocating an instance of a generic class asks the runtime
 /// for its metadata (a hash-table lookup), once per loop started; the
 /// state's type is a parameter of each method instead, and every call for
-/// one snapshot must name the type its `init` was given.
+/// one snapshot must name the type `make` was given.
 ///
 /// Thread safety: `value` from any thread; `publish` on the reducer thread
 /// only (one at a time: the loop's scheduling orders its runners).
-final class StateSnapshot: Sendable {
-    // The current box, as an atomic held in place: the first stored
-    // property, reached only through `current` (its address, found as
-    // swift-atomics' own `ManagedAtomic` finds its storage). A
-    // `ManagedAtomic` would be an object of its own per loop, which a
-    // server with a loop per connection pays per connection.
-    nonisolated(unsafe) private var currentStorage: UnsafeMutableRawPointer.AtomicRepresentation
-    // Reducer thread only: the box replaced by the last publish, and the
-    // first of all boxes (linked through their headers; freed in deinit).
-    nonisolated(unsafe) private var spare: UnsafeMutableRawPointer?
-    nonisolated(unsafe) private var firstBox: UnsafeMutableRawPointer
-    /// The type of the value in every box: deinit opens it to destroy the
-    /// values. A metatype, not a closure: a closure over `State` would cost
-    /// a context allocation per loop started.
-    private let stateType: Any.Type
-
+// Not `Sendable` (a `ManagedBuffer` cannot be): the loop that holds it is
+// shared, and calls it as "Thread safety" says.
+final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     /// A box's header; the state follows at `stateOffset`.
-    private struct Header {
+    private struct BoxHeader {
         var readers: Int.AtomicRepresentation
         var next: UnsafeMutableRawPointer?
     }
 
-    @inline(__always)
-    private var current: UnsafeAtomic<UnsafeMutableRawPointer> {
-        UnsafeAtomic(at: _getUnsafePointerToStoredProperties(self)
-            .assumingMemoryBound(to: UnsafeMutableRawPointer.AtomicRepresentation.self))
-    }
-
-    init<State>(_ initial: State) {
-        let box = Self.allocateBox(holding: initial, next: nil)
-        currentStorage = UnsafeMutableRawPointer.AtomicRepresentation(box)
-        firstBox = box
-        stateType = State.self
+    /// A snapshot publishing `initial`, whose running state (see
+    /// `runningState(as:)`) is `initial` too.
+    static func make<State>(_ initial: State) -> StateSnapshot {
+        let layout = Layout(State.self)
+        let buffer = create(minimumCapacity: layout.tailBytes) { _ in
+            StateSnapshotFields(current: .init(UnsafeMutableRawPointer(bitPattern: 1).unsafelyUnwrapped),
+                                spare: nil, firstBox: UnsafeMutableRawPointer(bitPattern: 1).unsafelyUnwrapped,
+                                stateType: State.self)
+        }
+        let snapshot = unsafeDowncast(buffer, to: StateSnapshot.self)
+        let base = snapshot.tailBase(layout)
+        base.initializeMemory(as: State.self, to: initial)
+        let first = base + layout.firstBoxOffset
+        let second = first + layout.boxStride
+        initializeBox(second, holding: initial, next: nil)
+        initializeBox(first, holding: initial, next: second)
+        snapshot.withUnsafeMutablePointerToHeader {
+            $0.pointee.current = .init(first)
+            $0.pointee.spare = second
+            $0.pointee.firstBox = first
+        }
+        return snapshot
     }
 
     deinit {
-        Self.destroyBoxes(from: firstBox, holding: stateType)
+        Self.destroy(self, holding: fields.pointee.stateType)
     }
 
     /// The latest published state. Any thread.
@@ -94,7 +99,15 @@ final class StateSnapshot: Sendable {
         } else {
             box = addBox(holding: state)
         }
-        spare = current.exchange(box, ordering: .sequentiallyConsistent)
+        fields.pointee.spare = current.exchange(box, ordering: .sequentiallyConsistent)
+    }
+
+    /// The loop's running state, the one its reducer mutates (reducer
+    /// thread only; the snapshot only holds it, next to its boxes, so a
+    /// reduction and its publish touch one allocation). Valid while the
+    /// snapshot lives; `State` must be the type `make` was given.
+    func runningState<State>(as type: State.Type) -> UnsafeMutablePointer<State> {
+        tailBase(Layout(State.self)).assumingMemoryBound(to: State.self)
     }
 
     /// How many boxes the snapshot holds (two, unless a publish found a
@@ -102,7 +115,7 @@ final class StateSnapshot: Sendable {
     /// while no publish runs (once the loop has stopped).
     var boxCount: Int {
         var count = 0
-        var next: UnsafeMutableRawPointer? = firstBox
+        var next: UnsafeMutableRawPointer? = fields.pointee.firstBox
         while let box = next {
             count += 1
             next = Self.header(of: box).pointee.next
@@ -110,10 +123,30 @@ final class StateSnapshot: Sendable {
         return count
     }
 
+    // MARK: Fields
+
+    // The fields, in this object: the address outlives the closure, as
+    // every caller holds the object.
+    @inline(__always)
+    private var fields: UnsafeMutablePointer<StateSnapshotFields> {
+        withUnsafeMutablePointerToHeader { $0 }
+    }
+
+    // The current box, an atomic held in place in the fields (a
+    // `ManagedAtomic` would be an object of its own per loop, which a
+    // server with a loop per connection pays per connection).
+    @inline(__always)
+    private var current: UnsafeAtomic<UnsafeMutableRawPointer> {
+        UnsafeAtomic(at: UnsafeMutableRawPointer(fields)
+            .advanced(by: MemoryLayout<StateSnapshotFields>.offset(of: \.current).unsafelyUnwrapped)
+            .assumingMemoryBound(to: UnsafeMutableRawPointer.AtomicRepresentation.self))
+    }
+
     // The spare, if no reader is inside it. Reducer thread.
     @inline(__always)
     private func freeSpare() -> UnsafeMutableRawPointer? {
-        guard let spare, Self.readers(of: spare).load(ordering: .sequentiallyConsistent) == 0 else { return nil }
+        guard let spare = fields.pointee.spare,
+              Self.readers(of: spare).load(ordering: .sequentiallyConsistent) == 0 else { return nil }
         return spare
     }
 
@@ -121,7 +154,8 @@ final class StateSnapshot: Sendable {
     // inside, nil if none (a reader is inside every one). Reducer thread.
     private func freeBox() -> UnsafeMutableRawPointer? {
         let published = current.load(ordering: .relaxed)
-        var candidate: UnsafeMutableRawPointer? = firstBox
+        let spare = fields.pointee.spare
+        var candidate: UnsafeMutableRawPointer? = fields.pointee.firstBox
         while let box = candidate {
             if box != published, box != spare,
                Self.readers(of: box).load(ordering: .sequentiallyConsistent) == 0 {
@@ -132,25 +166,52 @@ final class StateSnapshot: Sendable {
         return nil
     }
 
-    // A new box holding `state`, first in the list: every box is entered
-    // by a reader. Reducer thread.
+    // A new box holding `state`, allocated on its own, first in the list:
+    // a reader is inside every box. Reducer thread.
     private func addBox<State>(holding state: State) -> UnsafeMutableRawPointer {
-        let box = Self.allocateBox(holding: state, next: firstBox)
-        firstBox = box
+        let layout = Layout(State.self)
+        let box = UnsafeMutableRawPointer.allocate(byteCount: layout.boxStride, alignment: layout.alignment)
+        Self.initializeBox(box, holding: state, next: fields.pointee.firstBox)
+        fields.pointee.firstBox = box
         return box
     }
 
-    // MARK: Box layout
+    // MARK: Layout
 
-    @inline(__always)
-    private static func stateOffset<State>(_ type: State.Type) -> Int {
-        let alignment = MemoryLayout<State>.alignment
-        return (MemoryLayout<Header>.size + alignment - 1) & ~(alignment - 1)
+    /// Where the running state and the two first boxes sit in the tail
+    /// elements (raw bytes), from its first address aligned for them both:
+    /// the running state, then the boxes. Boxes added later are
+    /// allocations of `boxStride` bytes.
+    private struct Layout {
+        let alignment: Int
+        let stateOffset: Int
+        let firstBoxOffset: Int
+        let boxStride: Int
+        var tailBytes: Int { alignment - 1 + firstBoxOffset + 2 * boxStride }
+
+        @inline(__always)
+        init<State>(_ type: State.Type) {
+            alignment = max(MemoryLayout<BoxHeader>.alignment, MemoryLayout<State>.alignment)
+            stateOffset = Self.aligned(MemoryLayout<BoxHeader>.size, to: MemoryLayout<State>.alignment)
+            firstBoxOffset = Self.aligned(MemoryLayout<State>.size, to: alignment)
+            boxStride = Self.aligned(stateOffset + MemoryLayout<State>.size, to: alignment)
+        }
+
+        @inline(__always)
+        static func aligned(_ offset: Int, to alignment: Int) -> Int {
+            (offset + alignment - 1) & ~(alignment - 1)
+        }
     }
 
     @inline(__always)
-    private static func header(of box: UnsafeMutableRawPointer) -> UnsafeMutablePointer<Header> {
-        box.assumingMemoryBound(to: Header.self)
+    private func tailBase(_ layout: Layout) -> UnsafeMutableRawPointer {
+        let elements = UnsafeMutableRawPointer(withUnsafeMutablePointerToElements { $0 })
+        return elements.alignedUp(toMultipleOf: layout.alignment)
+    }
+
+    @inline(__always)
+    private static func header(of box: UnsafeMutableRawPointer) -> UnsafeMutablePointer<BoxHeader> {
+        box.assumingMemoryBound(to: BoxHeader.self)
     }
 
     @inline(__always)
@@ -160,26 +221,45 @@ final class StateSnapshot: Sendable {
 
     @inline(__always)
     private static func state<State>(in box: UnsafeMutableRawPointer, as type: State.Type) -> UnsafeMutablePointer<State> {
-        (box + stateOffset(State.self)).assumingMemoryBound(to: State.self)
+        (box + Layout(State.self).stateOffset).assumingMemoryBound(to: State.self)
     }
 
-    private static func allocateBox<State>(holding state: State, next: UnsafeMutableRawPointer?) -> UnsafeMutableRawPointer {
-        let box = UnsafeMutableRawPointer.allocate(
-            byteCount: stateOffset(State.self) + MemoryLayout<State>.size,
-            alignment: max(MemoryLayout<Header>.alignment, MemoryLayout<State>.alignment))
-        header(of: box).initialize(to: Header(readers: Int.AtomicRepresentation(0), next: next))
+    private static func initializeBox<State>(_ box: UnsafeMutableRawPointer, holding state: State,
+                                             next: UnsafeMutableRawPointer?) {
+        box.bindMemory(to: BoxHeader.self, capacity: 1)
+            .initialize(to: BoxHeader(readers: Int.AtomicRepresentation(0), next: next))
         Self.state(in: box, as: State.self).initialize(to: state)
-        return box
     }
 
-    // Opened from the snapshot's `stateType` (an implicitly opened existential).
-    private static func destroyBoxes<State>(from first: UnsafeMutableRawPointer, holding type: State.Type) {
-        var next: UnsafeMutableRawPointer? = first
+    // Opened from the fields' `stateType` (an implicitly opened existential):
+    // destroys every state, and frees the boxes added after `make`.
+    private static func destroy<State>(_ snapshot: StateSnapshot, holding type: State.Type) {
+        let layout = Layout(State.self)
+        let base = snapshot.tailBase(layout)
+        let first = base + layout.firstBoxOffset
+        let second = first + layout.boxStride
+        var next: UnsafeMutableRawPointer? = snapshot.fields.pointee.firstBox
         while let box = next {
             next = header(of: box).pointee.next
             state(in: box, as: State.self).deinitialize(count: 1)
             _ = header(of: box).pointee.readers.dispose()
-            box.deallocate()
+            if box != first, box != second { box.deallocate() }
         }
+        base.assumingMemoryBound(to: State.self).deinitialize(count: 1)
     }
+}
+
+/// A ``StateSnapshot``'s fields, in its object before the states.
+struct StateSnapshotFields {
+    /// The published box (atomic: see `StateSnapshot.current`).
+    var current: UnsafeMutableRawPointer.AtomicRepresentation
+    /// Reducer thread only: the box replaced by the last publish.
+    var spare: UnsafeMutableRawPointer?
+    /// Reducer thread only: the first of all boxes, linked through their
+    /// headers.
+    var firstBox: UnsafeMutableRawPointer
+    /// The type of every state held: deinit opens it to destroy them. A
+    /// metatype, not a closure: a closure over `State` would cost a
+    /// context allocation per loop started.
+    let stateType: Any.Type
 }
