@@ -414,12 +414,14 @@ struct spindle_lane_set {
     _Atomic(struct spindle_lane_array *) current;  // NULL: no lane
 };
 
-spindle_lane_set *spindle_lane_set_create(void) {
+size_t spindle_lane_set_size(void) { return sizeof(spindle_lane_set); }
+
+spindle_lane_set *spindle_lane_set_init(void *memory) {
     // Every lane belongs to a set, so membarrier is registered (or found
     // missing) before the first lane exists.
     spindle_lanes_prepare();
-    spindle_lane_set *set = malloc(sizeof *set);
-    if (set) atomic_init(&set->current, NULL);
+    spindle_lane_set *set = memory;
+    atomic_init(&set->current, NULL);
     return set;
 }
 
@@ -514,14 +516,13 @@ bool spindle_lane_set_has_published_consumer(spindle_lane_set *set) {
     return false;
 }
 
-void spindle_lane_set_destroy(spindle_lane_set *set) {
+void spindle_lane_set_deinit(spindle_lane_set *set) {
     struct spindle_lane_array *array = atomic_exchange_explicit(&set->current, NULL, memory_order_acq_rel);
     if (array) {
         for (size_t i = 0; i < array->count; i++) spindle_lane_release_loop(array->lanes[i]);
         SPINDLE_TSAN_RELEASE(array);
         urcu_bp_call_rcu(&array->rcu, lane_array_free_rcu);
     }
-    free(set);
 }
 
 void spindle_lane_let_go(spindle_lane *lane) { lane_let_go(lane); }

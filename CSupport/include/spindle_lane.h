@@ -133,10 +133,16 @@ void spindle_lane_reset_streak(uint64_t loop_id);
 /// The lanes a loop's runner reads (see spindle_lane.c): changed by the
 /// runner only; scanned by any thread (`looks_runnable`).
 typedef struct spindle_lane_set spindle_lane_set;
-spindle_lane_set *spindle_lane_set_create(void);
-/// Frees the set and lets go of every lane in it (`spindle_lane_release_loop`).
-/// The loop is going away: nobody else touches the set.
-void spindle_lane_set_destroy(spindle_lane_set *set);
+/// Bytes a set takes (one pointer): a loop keeps its set in its words'
+/// allocation, beside its task node, not in an allocation of its own.
+size_t spindle_lane_set_size(void);
+/// Initializes an empty set in `memory` (`spindle_lane_set_size()` bytes,
+/// 8-aligned), which the caller owns; returns it.
+spindle_lane_set *spindle_lane_set_init(void *memory);
+/// Lets go of every lane in the set (`spindle_lane_release_loop`); frees
+/// no memory of the set's own (the caller's). The loop is going away:
+/// nobody else touches the set.
+void spindle_lane_set_deinit(spindle_lane_set *set);
 /// Runner: adds a lane (its marker was reduced). False on exhaustion.
 bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane);
 /// Runner: removes the lane at `index` (order of the others kept).
@@ -349,7 +355,7 @@ static inline __attribute__((always_inline)) uint8_t spindle_lane_fast_publish(s
 /// taken. A hint (relaxed loads, BUSY not read): for the runner's linger.
 bool spindle_lane_set_has_published_consumer(spindle_lane_set *set);
 /// Registers the process for membarrier, once; true when the asymmetric
-/// fence is in use (lane emits then cost no fence). `spindle_lane_set_create`
+/// fence is in use (lane emits then cost no fence). `spindle_lane_set_init`
 /// calls it, so it runs before the first lane of any loop.
 bool spindle_lanes_prepare(void);
 /// The heavy side of the asymmetric fence (membarrier), or a full fence.

@@ -127,7 +127,9 @@ extension CSpindleTarget {
         @Test func aBusyOrUnreadLaneLooksRunnable() throws {
             _ = spindle_lanes_prepare()
             let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
-            let set = try #require(spindle_lane_set_create())
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: spindle_lane_set_size(), alignment: 8)
+            defer { memory.deallocate() }
+            let set = try #require(spindle_lane_set_init(memory))
             #expect(spindle_lane_set_add_consumer(set, lane))
             #expect(!spindle_lane_set_looks_runnable(set, true))
             spindle_lane_begin(lane)
@@ -139,7 +141,7 @@ extension CSpindleTarget {
             #expect(laneDrain(lane) == [7])
             #expect(!spindle_lane_set_looks_runnable(set, true))
             // The loop goes away before the lane's thread: ORPHANED, left to the thread.
-            spindle_lane_set_destroy(set)
+            spindle_lane_set_deinit(set)
             #expect(spindle_lane_word(lane) & SPINDLE_LANE_ORPHANED != 0)
             spindle_lane_destroy(lane)
         }

@@ -244,6 +244,6 @@ extension LoopCore {
                 payload.assumingMemoryBound(to: Event.self).deinitialize(count: 1)
             }
         }
-        spindle_lane_set_destroy(set)
+        spindle_lane_set_deinit(set)
     }
 }

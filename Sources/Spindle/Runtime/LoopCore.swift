@@ -44,8 +44,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     let lockFreeQueue: LockFreeQueue?
     /// The lanes the runner reads (default queue only; see
     /// LoopCore+Lanes.swift): changed by the runner, scanned by any thread
-    /// under the gate. Immutable pointer; the C set follows its own table.
-    let laneSet: OpaquePointer?
+    /// under the gate. In the words' allocation; the C set follows its own
+    /// table.
+    var laneSet: OpaquePointer? {
+        @inline(__always) get { queueTag == .lockFree ? OpaquePointer(words.laneSetMemory) : nil }
+    }
     /// The loop's identity in the threads' lane tables: never reused.
     let loopID: UInt64
     let ringQueue: RingQueue<Event>?
@@ -174,9 +177,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         lockFreeQueue = lockFree
         ringQueue = ring
         baselineQueue = baseline
-        laneSet = lockFree == nil ? nil : spindle_lane_set_create()
         loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
         super.init(executor: executor)
+        if queueTag == .lockFree { spindle_lane_set_init(words.laneSetMemory) }
         LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
     }
 

@@ -28,16 +28,21 @@ struct LoopWords: @unchecked Sendable {
     private static let observersCreatedOffset = Int(SPINDLE_WORDS_OBSERVERS_CREATED_OFFSET)  // Bool
     private static let settlePendingOffset = Int(SPINDLE_WORDS_SETTLE_PENDING_OFFSET)  // Bool
     private static let wordsSize = Int(SPINDLE_WORDS_SIZE)
-    private static var size: Int { wordsSize + spindle_task_size() }
+    private static var size: Int { wordsSize + spindle_task_size() + spindle_lane_set_size() }
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
     /// after the words.
     let task: OpaquePointer
+    /// Room for the loop's lane set (see `spindle_lane_set`), after the
+    /// task node: uninitialized until a loop on the lock-free queue
+    /// initializes it (`spindle_lane_set_init`); the loop deinitializes it.
+    let laneSetMemory: UnsafeMutableRawPointer
 
     init() {
         // Word-aligned, not line-aligned: an aligned allocation pads to the
-        // line (64 bytes or more per loop). The words and the task share one
-        // allocation (a malloc chunk each cost 16 bytes more).
+        // line (64 bytes or more per loop). The words, the task and the lane
+        // set share one allocation (a malloc chunk each cost 16 bytes more,
+        // and a request through the loop one more line to fetch).
         base = .allocate(byteCount: Self.size, alignment: 8)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
         (base + Self.runnerTokenOffset).bindMemory(to: UInt.AtomicRepresentation.self, capacity: 1)
@@ -57,6 +62,7 @@ struct LoopWords: @unchecked Sendable {
         (base + Self.settlePendingOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
         task = spindle_task_init(base + Self.wordsSize, nil)
+        laneSetMemory = base + Self.wordsSize + spindle_task_size()
         assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
                && SchedulingState.finished.rawValue > SPINDLE_SCHEDULING_RUNNING,
                "the C fast path's reading of SchedulingState")
