@@ -22,12 +22,12 @@ public enum EmitResult: Sendable, Hashable {
 public struct EmitBatchResult: Sendable, Hashable {
     /// Events accepted: each will be reduced exactly once (unless the loop
     /// is stopped with ``StopMode/discardPending``, which reports it).
-    public var accepted: Int
+    public let accepted: Int
     /// Events not accepted because a bounded queue was full under
     /// ``OverflowPolicy/dropNewest`` (counted in ``LoopStatistics/droppedEvents``).
-    public var dropped: Int
+    public let dropped: Int
     /// Events not accepted because the loop is stopping or stopped.
-    public var stopped: Int
+    public let stopped: Int
 
     public init(accepted: Int, dropped: Int, stopped: Int) {
         self.accepted = accepted
