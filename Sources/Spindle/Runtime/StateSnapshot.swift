@@ -50,24 +50,17 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     /// `runningState(as:)`) is `initial` too.
     static func make<State>(_ initial: State) -> StateSnapshot {
         let layout = Layout(State.self)
-        let buffer = create(minimumCapacity: layout.tailBytes) { _ in
-            StateSnapshotFields(current: .init(UnsafeMutableRawPointer(bitPattern: 1).unsafelyUnwrapped),
-                                spare: nil, firstBox: UnsafeMutableRawPointer(bitPattern: 1).unsafelyUnwrapped,
-                                stateType: State.self)
+        let buffer = create(minimumCapacity: layout.tailBytes) { buffer in
+            // The states first (the elements exist before the header), so
+            // that the fields start out pointing at the boxes.
+            let slots = inlineSlots(of: buffer, layout)
+            slots.running.initializeMemory(as: State.self, to: initial)
+            initializeBox(slots.second, holding: initial, next: nil)
+            initializeBox(slots.first, holding: initial, next: slots.second)
+            return StateSnapshotFields(current: .init(slots.first), spare: slots.second,
+                                       firstBox: slots.first, stateType: State.self)
         }
-        let snapshot = unsafeDowncast(buffer, to: StateSnapshot.self)
-        let base = snapshot.tailBase(layout)
-        base.initializeMemory(as: State.self, to: initial)
-        let first = base + layout.firstBoxOffset
-        let second = first + layout.boxStride
-        initializeBox(second, holding: initial, next: nil)
-        initializeBox(first, holding: initial, next: second)
-        snapshot.withUnsafeMutablePointerToHeader {
-            $0.pointee.current = .init(first)
-            $0.pointee.spare = second
-            $0.pointee.firstBox = first
-        }
-        return snapshot
+        return unsafeDowncast(buffer, to: StateSnapshot.self)
     }
 
     deinit {
@@ -107,7 +100,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     /// reduction and its publish touch one allocation). Valid while the
     /// snapshot lives; `State` must be the type `make` was given.
     func runningState<State>(as type: State.Type) -> UnsafeMutablePointer<State> {
-        tailBase(Layout(State.self)).assumingMemoryBound(to: State.self)
+        Self.inlineSlots(of: self, Layout(State.self)).running.assumingMemoryBound(to: State.self)
     }
 
     /// How many boxes the snapshot holds (two, unless a publish found a
@@ -203,10 +196,16 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
         }
     }
 
+    // The running state's slot and the two first boxes, in the tail
+    // elements. The address outlives the closure: the elements are part of
+    // the buffer, which every caller holds.
     @inline(__always)
-    private func tailBase(_ layout: Layout) -> UnsafeMutableRawPointer {
-        let elements = UnsafeMutableRawPointer(withUnsafeMutablePointerToElements { $0 })
-        return elements.alignedUp(toMultipleOf: layout.alignment)
+    private static func inlineSlots(of buffer: ManagedBuffer<StateSnapshotFields, UInt8>, _ layout: Layout)
+        -> (running: UnsafeMutableRawPointer, first: UnsafeMutableRawPointer, second: UnsafeMutableRawPointer) {
+        let running = UnsafeMutableRawPointer(buffer.withUnsafeMutablePointerToElements { $0 })
+            .alignedUp(toMultipleOf: layout.alignment)
+        let first = running + layout.firstBoxOffset
+        return (running, first, first + layout.boxStride)
     }
 
     @inline(__always)
@@ -234,18 +233,15 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     // Opened from the fields' `stateType` (an implicitly opened existential):
     // destroys every state, and frees the boxes added after `make`.
     private static func destroy<State>(_ snapshot: StateSnapshot, holding type: State.Type) {
-        let layout = Layout(State.self)
-        let base = snapshot.tailBase(layout)
-        let first = base + layout.firstBoxOffset
-        let second = first + layout.boxStride
+        let slots = inlineSlots(of: snapshot, Layout(State.self))
         var next: UnsafeMutableRawPointer? = snapshot.fields.pointee.firstBox
         while let box = next {
             next = header(of: box).pointee.next
             state(in: box, as: State.self).deinitialize(count: 1)
             _ = header(of: box).pointee.readers.dispose()
-            if box != first, box != second { box.deallocate() }
+            if box != slots.first, box != slots.second { box.deallocate() }
         }
-        base.assumingMemoryBound(to: State.self).deinitialize(count: 1)
+        slots.running.assumingMemoryBound(to: State.self).deinitialize(count: 1)
     }
 }
 
