@@ -3,13 +3,13 @@ internal import Atomics
 /// The loop's event and effect counters. Every field is an atomic that any
 /// thread may read; the writers are named per field.
 ///
-/// One allocation for all fourteen, in the object itself (a `ManagedBuffer`
-/// whose elements are the atomics; each `UnsafeAtomic` below is a view of
-/// one): separate atomics cost an allocation each, a third of an idle
-/// loop's memory, and storage of its own would cost a request through a
-/// loop one more cache line to fetch. The counters an emit and a slice
-/// touch (`reduced`, `directRuns`, `inlineRuns`) come first, beside the
-/// object's header.
+/// One allocation for all fourteen: a `ManagedBuffer` whose elements are
+/// the atomics (each `UnsafeAtomic` below is a view of one). Separate
+/// atomics cost an allocation each, a third of an idle loop's memory, and
+/// storage behind an object of its own would cost a request through a loop
+/// one more cache line to fetch. The counters an emit and a slice touch
+/// (`reduced`, `directRuns`, `inlineRuns`) come first, beside the buffer's
+/// header.
 // `@unchecked Sendable`: `ManagedBuffer` is not `Sendable`; its elements
 // are reached only as atomics.
 struct LoopCounters: @unchecked Sendable {
