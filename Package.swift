@@ -190,17 +190,25 @@ let package = Package(
         .testTarget(
             name: "SpindleObservabilityTests",
             dependencies: [
-                "Spindle", "SpindleMetrics", "SpindleReplay", "SpindleTestSupport",
+                "Spindle", "SpindleReplay", "SpindleTestSupport",
+                .target(name: "SpindleMetrics", condition: .when(traits: ["SpindleMetrics"])),
                 "spindle-recorder-child", "RecorderCrashFixture",
                 .product(name: "Logging", package: "swift-log"),
                 product("MetricsTestKit", "swift-metrics", trait: "SpindleMetrics"),
             ]
         ),
-        .testTarget(name: "SpindleCombineTests", dependencies: ["SpindleCombine", "Spindle", "SpindleTestSupport", openCombine]),
+        .testTarget(
+            name: "SpindleCombineTests",
+            dependencies: [
+                .target(name: "SpindleCombine", condition: .when(traits: ["SpindleCombine"])),
+                "Spindle", "SpindleTestSupport", openCombine,
+            ]
+        ),
         .testTarget(
             name: "SpindleNIOTests",
             dependencies: [
-                "SpindleNIO", "Spindle", "SpindleTestSupport",
+                .target(name: "SpindleNIO", condition: .when(traits: ["SpindleNIO"])),
+                "Spindle", "SpindleTestSupport",
                 product("NIOCore", "swift-nio", trait: "SpindleNIO"),
                 product("NIOPosix", "swift-nio", trait: "SpindleNIO"),
                 product("NIOEmbedded", "swift-nio", trait: "SpindleNIO"),

@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
 # The concurrency stress suite under Thread Sanitizer (issue 4).
 #
-# 1. Builds with --sanitize=thread in its own scratch path (.build/tsan), so
-#    the normal debug build in .build is left alone.
+# 1. Builds with --sanitize=thread in a scratch path of its own, so the
+#    normal debug build in .build is left alone: the test bundle with every
+#    trait on, in .build/tsan, which scripts/parallel.sh (CI) goes on to
+#    use; or, with SPINDLE_STRESS_SLIM=1 (the README's test command), with
+#    the package's traits off, in .build/tsan-slim: the stress suite needs
+#    Spindle alone, and the trait-gated test targets then leave out
+#    swift-nio, OpenCombine and swift-metrics, which would be compiled with
+#    TSan for nothing (the bigger half of the build).
 # 2. Runs the SpindleStressTests target, one test at a time. Any TSan report
 #    fails the run (TSan's exit code), as does any failed expectation.
 # 3. Proves TSan is watching: runs each deliberately racy canary test with
@@ -16,6 +22,7 @@
 #   SPINDLE_STRESS_ROUNDS  rounds of the race-shaped tests (20)
 #   SPINDLE_SOAK=1         also run the 60 s soak (SPINDLE_SOAK_SECONDS)
 #   SPINDLE_STRESS_LIMIT   seconds before the suite counts as hung (1800)
+#   SPINDLE_STRESS_SLIM=1  build with the traits off (see 1.)
 # e.g. a quick local run:
 #   SPINDLE_STRESS_EVENTS=400000 SPINDLE_STRESS_CYCLES=500 SPINDLE_STRESS_ROUNDS=3 scripts/stress.sh
 set -euo pipefail
@@ -23,6 +30,11 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 
 scratch=.build/tsan
+traits=()
+if [[ ${SPINDLE_STRESS_SLIM:-0} == 1 ]]; then
+    scratch=.build/tsan-slim
+    traits=(--disable-default-traits)
+fi
 logs=$(mktemp -d)
 suite_limit=${SPINDLE_STRESS_LIMIT:-1800}
 started=$(date +%s)
@@ -30,7 +42,7 @@ started=$(date +%s)
 echo "== build (Thread Sanitizer, $scratch)"
 # The test bundle alone: the suite needs nothing else, and the snippets,
 # benchmarks and examples would each be compiled with TSan for nothing.
-swift build --product SpindlePackageTests --sanitize=thread --scratch-path "$scratch"
+swift build --product SpindlePackageTests --sanitize=thread --scratch-path "$scratch" ${traits[@]+"${traits[@]}"}
 built=$(date +%s)
 
 echo "== stress suite under Thread Sanitizer"
@@ -39,7 +51,7 @@ set +e
 # Bounded: a hang fails the run here, with the log so far, instead of
 # running into CI's limit with nothing to show.
 timeout --kill-after=30 "$suite_limit" \
-    swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
+    swift test --sanitize=thread --scratch-path "$scratch" ${traits[@]+"${traits[@]}"} --skip-build --no-parallel \
     --filter SpindleStressTests 2>&1 | tee "$suite_log"
 suite_status=${PIPESTATUS[0]}
 set -e
@@ -51,7 +63,7 @@ canary_failures=0
 for canary in racyCIncrementIsReported swiftFieldRaceIsReported payloadWrittenAfterTheEmitIsReported; do
     canary_log="$logs/canary-$canary.log"
     set +e
-    SPINDLE_TSAN_CANARY=1 swift test --sanitize=thread --scratch-path "$scratch" --skip-build --no-parallel \
+    SPINDLE_TSAN_CANARY=1 swift test --sanitize=thread --scratch-path "$scratch" ${traits[@]+"${traits[@]}"} --skip-build --no-parallel \
         --filter "TSanCanaryTests/$canary" >"$canary_log" 2>&1
     canary_status=$?
     set -e

@@ -54,6 +54,8 @@ else
     export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-1000000}"
     export SPINDLE_STRESS_CYCLES="${SPINDLE_STRESS_CYCLES:-2000}"
     export SPINDLE_STRESS_ROUNDS="${SPINDLE_STRESS_ROUNDS:-5}"
+    # Its TSan build without the trait-gated test targets (scripts/stress.sh).
+    export SPINDLE_STRESS_SLIM="${SPINDLE_STRESS_SLIM:-1}"
 fi
 echo "== scope: $scope"
 started=$(date +%s)

@@ -1,3 +1,4 @@
+#if SpindleCombine || canImport(Combine)
 #if canImport(Combine)
 import Combine
 #else
@@ -152,3 +153,4 @@ struct SinkBox: @unchecked Sendable {
     let cancellable: AnyCancellable
     init(_ cancellable: AnyCancellable) { self.cancellable = cancellable }
 }
+#endif

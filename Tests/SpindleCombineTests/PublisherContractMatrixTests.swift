@@ -1,3 +1,4 @@
+#if SpindleCombine || canImport(Combine)
 #if canImport(Combine)
 import Combine
 #else
@@ -130,3 +131,4 @@ struct PublisherContractMatrixTests {
     }
 }
 
+#endif

@@ -1,3 +1,4 @@
+#if SpindleCombine || canImport(Combine)
 #if canImport(Combine)
 import Combine
 #else
@@ -237,3 +238,4 @@ private final class RunEnds: SpinObserver {
         #expect(loop.statistics.reducedEvents == 1)
     }
 }
+#endif

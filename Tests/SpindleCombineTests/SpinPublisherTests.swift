@@ -1,3 +1,4 @@
+#if SpindleCombine || canImport(Combine)
 #if canImport(Combine)
 import Combine
 #else
@@ -235,3 +236,4 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         #expect(calls.current < 20_001)
     }
 }
+#endif

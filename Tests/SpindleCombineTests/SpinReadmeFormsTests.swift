@@ -1,3 +1,4 @@
+#if SpindleCombine || canImport(Combine)
 #if canImport(Combine)
 import Combine
 #else
@@ -240,3 +241,4 @@ private final class CounterViewController: @unchecked Sendable {
         #endif
     }
 }
+#endif

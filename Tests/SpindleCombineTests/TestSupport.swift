@@ -1,3 +1,4 @@
+#if SpindleCombine || canImport(Combine)
 #if canImport(Combine)
 import Combine
 #else
@@ -74,3 +75,4 @@ private final class StubbornSubscription: Subscription, @unchecked Sendable {
     func request(_ demand: Subscribers.Demand) {}
     func cancel() { onCancel() }
 }
+#endif

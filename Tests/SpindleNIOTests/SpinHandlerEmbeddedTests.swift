@@ -1,3 +1,4 @@
+#if SpindleNIO
 import NIOCore
 import NIOEmbedded
 @_spi(Testing) import Spindle
@@ -176,3 +177,4 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         #expect(loop.state.sum == 55)
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if SpindleNIO
 import NIOCore
 import NIOPosix
 import Spindle
@@ -131,3 +132,4 @@ final class Handlers: Sendable {
         try await group.shutdownGracefully()
     }
 }
+#endif

@@ -1,3 +1,4 @@
+#if SpindleMetrics
 import Dispatch
 import MetricsTestKit
 import Spindle
@@ -74,3 +75,4 @@ struct MetricsObserverTests {
         #expect(discarded == Int64(report.discarded))
     }
 }
+#endif
