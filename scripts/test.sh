@@ -98,8 +98,12 @@ if [[ $full == 0 ]]; then
     echo "== model check of the scheduling protocol (scripts/model-check.sh), beside the other stages at nice 19"
     model_log=$(mktemp)
     # A session of its own (setsid), so that a failing stage stops it and
-    # its pan runs together.
-    setsid --wait nice -n 19 scripts/model-check.sh >"$model_log" 2>&1 &
+    # its pan runs together. Where the kernel groups each session's CPU time
+    # (autogroup, on by default in most distributions), a new session would
+    # get the same share as the stages whatever its processes' nice value:
+    # its group's nice is set to 19 as well.
+    setsid --wait bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/model-check.sh' \
+        >"$model_log" 2>&1 &
     model_pid=$!
     trap '[[ -n $model_pid ]] && kill -- -"$model_pid" 2>/dev/null; rm -f "$model_log"' EXIT
 fi
