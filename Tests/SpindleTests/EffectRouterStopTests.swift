@@ -55,7 +55,14 @@ extension EffectsAsData {
         let loop = try Spin(initialState: Tally()) {
             Feedback<Tally, TaskEvent>(effect: { _ in nil })
             Reducer(troubleNext { _ in [.nobodyHandlesThis, .work(1)] }, effects: workRouter)
-        }.start(options: SpinOptions(onEffectError: { errors.append($0) }))
+        }.start(options: SpinOptions(onEffectError: { error in
+            // A slow hook: the stop below must still wait for it (the report
+            // of an effect dispatched before a stop is made before the stop
+            // returns). No correctness rests on the delay; it only makes a
+            // stop that did not wait fail this test every time.
+            usleep(20_000)
+            errors.append(error)
+        }))
         loop.emit(.request(0))
         #expect(await eventually { errors.count == 1 && loop.state.done == [1] })
         let error = errors.values.first
@@ -67,7 +74,7 @@ extension EffectsAsData {
         loop.emit(.request(0))
         #expect(await eventually { loop.state.done == [1, 1] })
         await loop.stop()
-        #expect(errors.count == 2)
+        #expect(errors.count == 2, "the second request's unhandled effect is reported before the stop returns")
         let statistics = loop.statistics
         #expect(statistics.unhandledEffects == 2 && statistics.effectErrors == 2)
         #expect(statistics.effectsDispatched == 4 && statistics.effectsHandled == 2)

@@ -17,8 +17,9 @@ import Dispatch
 /// suspension (entered as `.starting` under the lock first, registered
 /// after, so that stop cancels every task whose handler was called). Stop
 /// waits (through its `done` callback, not by blocking) for a drain that is
-/// calling a handler, so that no handler is called after the loop's stop
-/// returns. No user code runs under the lock: observers hear of runs
+/// calling a handler, or for the report of an unhandled effect, so that no
+/// handler is called, and no error of an effect dispatched before the stop
+/// is reported, after the loop's stop returns. No user code runs under the lock: observers hear of runs
 /// through `reports`, in the order the lock decided.
 ///
 /// Thread safety: `connect` once before the loop's reducer thread starts;
@@ -59,7 +60,8 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         var tasks = StartingRuns()
         var nextTaskID: UInt64 = 0
         /// Drains calling a handler (from taking its effect to the end of a
-        /// synchronous handler, or an async one's first suspension).
+        /// synchronous handler, or an async one's first suspension), and
+        /// reports of unhandled effects not yet made (`report`).
         var calling = 0
         /// Stop's `done`, once the last call in progress at the stop ends.
         var onCallsEnded: (@Sendable () -> Void)?
@@ -152,13 +154,19 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     }
 
     // Unhandled and ambiguous effects, in dispatch order. Reported off the
-    // reducer thread: the hook is user code.
+    // reducer thread: the hook is user code. Counted as a call in progress
+    // until the hook has heard of them: a stop that follows this dispatch
+    // (on the same runner) returns only after, so the errors of every
+    // effect dispatched before a stop are reported, and counted in
+    // `effectErrors`, by the time it returns.
     private func report(_ errors: [any Error], port: LoopPort<Event>) {
         let name = router.name
-        DispatchQueue.global().async {
+        runtime.withLock { $0.calling += 1 }
+        DispatchQueue.global().async { [self] in
             for error in errors {
                 port.report(EffectError(feedbackIndex: port.feedbackIndex, router: name, underlying: error))
             }
+            endCall()
         }
     }
 
