@@ -12,11 +12,12 @@
 #   6. libFuzzer on the recording reader, after replaying every past
 #      finding (scripts/fuzz.sh; --full only),
 #   7. the documentation: the README's example is its snippet, every snippet
-#      builds and runs, and DocC builds every product with warnings as
-#      errors (scripts/docs.sh).
+#      builds and runs, and (--full) DocC builds every product with
+#      warnings as errors (scripts/docs.sh).
 #
 # Two scopes. The default is sized for a laptop: the stress suite at a
-# reduced scale, the model check's default scope (scripts/model-check.sh:
+# reduced scale (on a TSan build without the trait-gated test targets), no
+# DocC, the model check's default scope (scripts/model-check.sh:
 # every run but the five exhaustive ones that take minutes or gigabytes,
 # and the protocol's runs at 2 producers x 1 event), a 30 s soak on the
 # debug build the unit stage made, and no fuzzing (the unit tests check
@@ -30,7 +31,7 @@
 # to the stages at once. Its log is printed once it and the stages before
 # it are done; the summary gives its time beside the others and how long
 # the script still waited for it.
-# `--full` (CI passes it) runs the stress suite at CI's scale, every
+# `--full` (CI passes it) runs the stress suite at CI's scale, DocC, every
 # model-check run (the lanes' 2 x 2 safety run alone needs 15 GB), a 60 s
 # soak in release and 60 s of fuzzing.
 #
@@ -62,11 +63,13 @@ else
     export SPINDLE_SOAK_CONFIG="${SPINDLE_SOAK_CONFIG:-debug}"
     # The stress suite's scale, unless set (CI's: 10 M events per queue,
     # 10,000 cycles, 20 rounds; see scripts/stress.sh).
-    export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-1000000}"
-    export SPINDLE_STRESS_CYCLES="${SPINDLE_STRESS_CYCLES:-2000}"
+    export SPINDLE_STRESS_EVENTS="${SPINDLE_STRESS_EVENTS:-500000}"
+    export SPINDLE_STRESS_CYCLES="${SPINDLE_STRESS_CYCLES:-1000}"
     export SPINDLE_STRESS_ROUNDS="${SPINDLE_STRESS_ROUNDS:-5}"
     # Its TSan build without the trait-gated test targets (scripts/stress.sh).
     export SPINDLE_STRESS_SLIM="${SPINDLE_STRESS_SLIM:-1}"
+    # The snippets build and run; DocC is CI's (scripts/docs.sh).
+    export SPINDLE_DOCS_DOCC="${SPINDLE_DOCS_DOCC:-0}"
 fi
 # The model check: waited for when it ran beside the stages, else run here.
 model_check_stage() {
@@ -111,7 +114,7 @@ echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 # Bounded: a hang fails here, not at CI's limit.
 timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip SpindleStressTests
 unit_done=$(date +%s)
-echo "== documentation: snippets and DocC (scripts/docs.sh)"
+echo "== documentation: the README, the snippets, DocC in --full (scripts/docs.sh)"
 scripts/docs.sh
 docs_done=$(date +%s)
 echo "== stress suite under Thread Sanitizer (scripts/stress.sh)"
