@@ -23,6 +23,14 @@
 # debug build the unit stage made, and no fuzzing (the unit tests check
 # each past finding's kind of input; scripts/fuzz.sh replays the findings
 # themselves, then fuzzes).
+# It also runs the model check beside the other stages, at the lowest CPU
+# priority (nice 19), from the start: the stages leave one core idle much
+# of the time (the stress suite's tests wait on threads and timers, the
+# leak check's valgrind runs one thread, links and test runs leave cores
+# idle), and the model check's runs take that time and yield the CPU back
+# to the stages at once. Its log is printed once it and the stages before
+# it are done; the summary gives its time beside the others and how long
+# the script still waited for it.
 # `--full` (CI passes it) runs the stress suite at CI's scale, DocC, every
 # model-check run (the lanes' 2 x 2 safety run alone needs 15 GB), a 60 s
 # soak in release and 60 s of fuzzing.
@@ -63,8 +71,45 @@ else
     # The snippets build and run; DocC is CI's (scripts/docs.sh).
     export SPINDLE_DOCS_DOCC="${SPINDLE_DOCS_DOCC:-0}"
 fi
+# The model check: waited for when it ran beside the stages, else run here.
+model_check_stage() {
+    if [[ -n $model_pid ]]; then
+        echo "== model check (started beside the other stages): waiting for it"
+        waited_from=$(date +%s)
+        model_status=0
+        wait "$model_pid" || model_status=$?
+        model_pid=
+        cat "$model_log"
+        if (( model_status != 0 )); then
+            echo "== the model check failed (exit $model_status)" >&2
+            exit "$model_status"
+        fi
+        model_done=$(date +%s)
+        model_report="model check $(sed -nE 's/^== model check passed \(([0-9]+) s\)$/\1/p' "$model_log") s beside the stages (waited $((model_done - waited_from)) s for it)"
+    else
+        stage_start=$(date +%s)
+        echo "== model check of the scheduling protocol (scripts/model-check.sh)"
+        scripts/model-check.sh ${model_args[@]+"${model_args[@]}"}
+        model_done=$(date +%s)
+        model_report="model check $((model_done - stage_start)) s"
+    fi
+}
 echo "== scope: $scope"
 started=$(date +%s)
+model_pid=
+if [[ $full == 0 ]]; then
+    echo "== model check of the scheduling protocol (scripts/model-check.sh), beside the other stages at nice 19"
+    model_log=$(mktemp)
+    # A session of its own (setsid), so that a failing stage stops it and
+    # its pan runs together. Where the kernel groups each session's CPU time
+    # (autogroup, on by default in most distributions), a new session would
+    # get the same share as the stages whatever its processes' nice value:
+    # its group's nice is set to 19 as well.
+    setsid --wait bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/model-check.sh' \
+        >"$model_log" 2>&1 &
+    model_pid=$!
+    trap '[[ -n $model_pid ]] && kill -- -"$model_pid" 2>/dev/null; rm -f "$model_log"' EXIT
+fi
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 # Bounded: a hang fails here, not at CI's limit.
 timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip SpindleStressTests
@@ -78,16 +123,18 @@ stress_done=$(date +%s)
 echo "== leak check under valgrind (scripts/leak-check.sh)"
 scripts/leak-check.sh
 leaks_done=$(date +%s)
-echo "== model check of the scheduling protocol (scripts/model-check.sh)"
-scripts/model-check.sh ${model_args[@]+"${model_args[@]}"}
-model_done=$(date +%s)
+# Beside the stages, the model check may still run during the soak (its
+# checks are of memory, not speed); on its own, it runs before the soak.
+[[ -n $model_pid ]] || model_check_stage
 echo "== soak, $soak_seconds s (scripts/soak.sh)"
+soak_start=$(date +%s)
 scripts/soak.sh "$soak_seconds"
 soak_done=$(date +%s)
+[[ -z $model_pid ]] || model_check_stage
 fuzz_report="no fuzzing (--full)"
 if (( fuzz_seconds > 0 )); then
     echo "== fuzz the recording reader, $fuzz_seconds s (scripts/fuzz.sh)"
     scripts/fuzz.sh "$fuzz_seconds"
     fuzz_report="fuzz $(($(date +%s) - soak_done)) s"
 fi
-echo "== tests passed ($scope scope): unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, model check $((model_done - leaks_done)) s, soak $((soak_done - model_done)) s, $fuzz_report"
+echo "== tests passed ($scope scope): unit $((unit_done - started)) s, docs $((docs_done - unit_done)) s, stress $((stress_done - docs_done)) s, leak check $((leaks_done - stress_done)) s, $model_report, soak $((soak_done - soak_start)) s, $fuzz_report"
