@@ -9,9 +9,9 @@
 #   3. the DocC documentation of every product builds with
 #      --warnings-as-errors (a broken symbol link, article link or snippet
 #      path fails it). SPINDLE_DOCS_DOCC=0 leaves this step out: the
-#      README's test command does, in its default scope (a minute of
-#      symbol graphs and rendering that checks the docs, not the code);
-#      `scripts/test.sh --full` (CI) and this script alone run it.
+#      README's test command does, in its default scope (it checks the
+#      docs, not the code); `scripts/test.sh --full` (CI) and this script
+#      alone run it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -24,12 +24,7 @@
 #                         runs threads one at a time, ~50x slower)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
-if ! command -v valgrind >/dev/null; then
-    echo "== installing valgrind"
-    if [[ $(id -u) -eq 0 ]]; then apt-get update && apt-get install -y valgrind
-    else sudo apt-get update && sudo apt-get install -y valgrind; fi
-fi
+scripts/install-deps.sh valgrind
 
 # A scratch path of its own: a plain debug build (no sanitizer: valgrind and
 # TSan do not mix), out of the way of the normal .build. DWARF 4: valgrind

@@ -8,7 +8,7 @@
 #    the package's traits off, in .build/tsan-slim: the stress suite needs
 #    Spindle alone, and the trait-gated test targets then leave out
 #    swift-nio, OpenCombine and swift-metrics, which would be compiled with
-#    TSan for nothing (the bigger half of the build).
+#    TSan for nothing.
 # 2. Runs the SpindleStressTests target, one test at a time. Any TSan report
 #    fails the run (TSan's exit code), as does any failed expectation.
 # 3. Proves TSan is watching: runs each deliberately racy canary test with

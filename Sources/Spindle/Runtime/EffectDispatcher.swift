@@ -19,8 +19,9 @@ import Dispatch
 /// waits (through its `done` callback, not by blocking) for a drain that is
 /// calling a handler, or for the report of an unhandled effect, so that no
 /// handler is called, and no error of an effect dispatched before the stop
-/// is reported, after the loop's stop returns. No user code runs under the lock: observers hear of runs
-/// through `reports`, in the order the lock decided.
+/// is reported, after the loop's stop returns. No user code runs under the
+/// lock: observers hear of runs through `reports`, in the order the lock
+/// decided.
 ///
 /// Thread safety: `connect` once before the loop's reducer thread starts;
 /// `dispatch` and `stop` on the reducer thread; drains on the route queues;
