@@ -10,6 +10,9 @@
 #    swift-atomics and swift-log and nothing else, and the dependent builds.
 # 2. The same dependent using `SpindleNIO` with its trait off: the build
 #    stops with SpindleNIO's own #error, which names the trait to turn on.
+#    And a spin written renderer first, reducer last, with no types named
+#    (the inference trap; see SpinBuilder): the build stops with the
+#    builder's message, which says how to write it.
 # 3. `traits: ["SpindleNIO"]`, the `SpindleNIO` product: swift-nio and what
 #    it needs are fetched, and nothing for the other products.
 # 4. No traits named (the defaults): what this package itself uses.
@@ -78,6 +81,26 @@ if ! grep -q "SpindleNIO needs swift-nio" "$work/nio-off.log"; then
     exit 1
 fi
 echo "dependents: the build stops with: $(grep -o 'SpindleNIO needs swift-nio[^:]*' "$work/nio-off.log" | head -1)"
+
+echo "== 2b. a renderer first, the reducer last, no types named"
+mkdir -p "$lean/Sources/RendererFirst"
+echo 'import Spindle
+enum Step: Sendable { case up }
+public let spin = Spin(initialState: 0) {
+    Feedback { (count: Int) in print(count) }
+    Reducer { (count: Int, step: Step) in count + 1 }
+}' > "$lean/Sources/RendererFirst/RendererFirst.swift"
+manifest ", traits: []" "$(target UsesSpindle Spindle) $(target RendererFirst Spindle)" > "$lean/Package.swift"
+if (cd "$lean" && swift build --target RendererFirst >"$work/renderer-first.log" 2>&1); then
+    echo "dependents: a renderer-first spin with no types named built: the builder's message is never seen" >&2
+    exit 1
+fi
+if ! grep -q "put the reducer first in the block" "$work/renderer-first.log"; then
+    echo "dependents: a renderer-first spin failed without the builder's message:" >&2
+    tail -20 "$work/renderer-first.log" >&2
+    exit 1
+fi
+echo "dependents: the build stops with: $(grep -o "'buildExpression' is unavailable: [^(]*" "$work/renderer-first.log" | head -1)"
 
 echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
 nio="$work/nio"

@@ -30,6 +30,40 @@ import SpindleTestSupport
         #expect(seen.values == [0, 1, 2, 3, 4, 5])
     }
 
+    // The inference trap (SpinBuilder's doc): a renderer names no Event, so
+    // the builder needs the reducer above it, or the types named. Both
+    // forms compile without annotating any feedback, and render every
+    // state. (Renderer first with the reducer last and no types named does
+    // not compile, with the builder's message saying so.)
+    @Test func aRendererNeedsNoTypesWhenTheReducerComesFirst() async throws {
+        let seen = Recorder<Int>()
+        let loop = try Spin(initialState: Profile()) {
+            Reducer { (profile: Profile, event: ProfileEvent) in profileReducer.reduce(profile, event) }
+            Feedback { (profile: Profile) in seen.append(profile.count) }
+            Feedback { (profile: Profile) -> ProfileEvent? in
+                profile.count == 3 && profile.log.isEmpty ? .note("three") : nil
+            }
+        }.start()
+        for _ in 0..<3 { loop.emit(.increment) }
+        #expect(await eventually { seen.count == 5 })
+        await loop.stop()
+        // Three increments, then the second feedback's note (count stays 3).
+        #expect(seen.values == [0, 1, 2, 3, 3])
+        #expect(loop.state.log == ["three"])
+    }
+
+    @Test func aRendererComesFirstWhenTheSpinNamesItsTypes() async throws {
+        let seen = Recorder<Int>()
+        let loop = try Spin<Profile, ProfileEvent>(initialState: Profile()) {
+            Feedback { profile in seen.append(profile.count) }
+            Reducer(profileReducer.reduce)
+        }.start()
+        for _ in 0..<3 { loop.emit(.increment) }
+        #expect(await eventually { seen.values.last == 3 })
+        await loop.stop()
+        #expect(seen.values == [0, 1, 2, 3])
+    }
+
     @Test func aRenderOnlyEffectRunsOnTheQueueItNames() async throws {
         let (queue, key) = Self.markedQueue("render")
         let onQueue = Recorder<Bool>()

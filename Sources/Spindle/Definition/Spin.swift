@@ -42,7 +42,8 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     ///   - initialState: the first state.
     ///   - queue: `executeOn:`, a serial queue the loop runs on (e.g. `.main`);
     ///     nil: the shared reducer pool.
-    ///   - content: feedbacks, then one reducer.
+    ///   - content: one reducer and the feedbacks, before or after it
+    ///     (see ``SpinBuilder`` for which order lets Swift infer `Event`).
     public init(
         initialState: State,
         executeOn queue: DispatchQueue? = nil,
