@@ -108,11 +108,24 @@ if [[ $full == 0 ]]; then
     setsid --wait bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/model-check.sh' \
         >"$model_log" 2>&1 &
     model_pid=$!
-    trap '[[ -n $model_pid ]] && kill -- -"$model_pid" 2>/dev/null; rm -f "$model_log"' EXIT
+    trap '[[ -n $model_pid ]] && kill -- -"$model_pid" 2>/dev/null; rm -f "$model_log" "${build_log:-}"' EXIT
 fi
+echo "== debug build of everything: the tests, the snippets, the tools (swift build --build-tests)"
+# One build for the unit stage and the docs stage's snippets (and the
+# soak's debug build): one plan, both cores busy to the end, where two
+# builds in turn each planned and linked on their own. The docs stage
+# checks this build's log for snippet warnings (SPINDLE_DOCS_BUILD_LOG).
+build_log=$(mktemp)
+if ! swift build --build-tests >"$build_log" 2>&1; then
+    grep -E "error:" "$build_log" >&2 || tail -40 "$build_log" >&2
+    echo "== the debug build failed" >&2
+    exit 1
+fi
+grep -E "warning:|Build complete" "$build_log" || true
+export SPINDLE_DOCS_BUILD_LOG="$build_log"
 echo "== unit and contract tests (swift test --skip SpindleStressTests)"
 # Bounded: a hang fails here, not at CI's limit.
-timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip SpindleStressTests
+timeout --kill-after=30 "${SPINDLE_UNIT_LIMIT:-1800}" swift test --skip-build --skip SpindleStressTests
 unit_done=$(date +%s)
 echo "== documentation: the README, the snippets, DocC in --full (scripts/docs.sh)"
 scripts/docs.sh
