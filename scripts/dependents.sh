@@ -54,6 +54,22 @@ expect_checkouts() {  # expect_checkouts DIR "EXPECTED" WHAT
     echo "dependents: $3 fetches: ${got:-nothing}"
 }
 
+# expect_build_error TARGET PATTERN WHAT: building TARGET of the lean
+# dependent must fail, with an error matching PATTERN (grep -E).
+expect_build_error() {
+    local log="$work/$1.log"
+    if (cd "$lean" && swift build --target "$1" >"$log" 2>&1); then
+        echo "dependents: $3 built; it must stop with an error matching: $2" >&2
+        exit 1
+    fi
+    if ! grep -qE "$2" "$log"; then
+        echo "dependents: $3 failed without an error matching: $2" >&2
+        tail -20 "$log" >&2
+        exit 1
+    fi
+    echo "dependents: $3 stops with: $(grep -oE "$2" "$log" | head -1)"
+}
+
 echo "== 1. traits: [], the Spindle product"
 lean="$work/lean"
 mkdir -p "$lean/Sources/UsesSpindle"
@@ -71,16 +87,7 @@ echo "== 2. the same dependent using SpindleNIO with its trait off"
 mkdir -p "$lean/Sources/UsesNIO"
 echo 'import SpindleNIO' > "$lean/Sources/UsesNIO/UsesNIO.swift"
 manifest ", traits: []" "$(target UsesSpindle Spindle) $(target UsesNIO SpindleNIO)" > "$lean/Package.swift"
-if (cd "$lean" && swift build --target UsesNIO >"$work/nio-off.log" 2>&1); then
-    echo "dependents: SpindleNIO built with its trait off" >&2
-    exit 1
-fi
-if ! grep -q "SpindleNIO needs swift-nio" "$work/nio-off.log"; then
-    echo "dependents: SpindleNIO with its trait off failed without naming the trait:" >&2
-    tail -20 "$work/nio-off.log" >&2
-    exit 1
-fi
-echo "dependents: the build stops with: $(grep -o 'SpindleNIO needs swift-nio[^:]*' "$work/nio-off.log" | head -1)"
+expect_build_error UsesNIO "SpindleNIO needs swift-nio[^:]*" "SpindleNIO with its trait off"
 
 echo "== 2b. a renderer first, the reducer last, no types named"
 mkdir -p "$lean/Sources/RendererFirst"
@@ -91,16 +98,8 @@ public let spin = Spin(initialState: 0) {
     Reducer { (count: Int, step: Step) in count + 1 }
 }' > "$lean/Sources/RendererFirst/RendererFirst.swift"
 manifest ", traits: []" "$(target UsesSpindle Spindle) $(target RendererFirst Spindle)" > "$lean/Package.swift"
-if (cd "$lean" && swift build --target RendererFirst >"$work/renderer-first.log" 2>&1); then
-    echo "dependents: a renderer-first spin with no types named built: the builder's message is never seen" >&2
-    exit 1
-fi
-if ! grep -q "put the reducer first in the block" "$work/renderer-first.log"; then
-    echo "dependents: a renderer-first spin failed without the builder's message:" >&2
-    tail -20 "$work/renderer-first.log" >&2
-    exit 1
-fi
-echo "dependents: the build stops with: $(grep -o "'buildExpression' is unavailable: [^(]*" "$work/renderer-first.log" | head -1)"
+expect_build_error RendererFirst "'buildExpression' is unavailable: .*put the reducer first in the block" \
+    "a renderer-first spin with no types named"
 
 echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
 nio="$work/nio"
