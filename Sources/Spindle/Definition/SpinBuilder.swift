@@ -11,8 +11,8 @@
 /// when its closure returns nothing, makes it `Void`, and the reducer below
 /// then does not fit. Put the reducer first (Spin.Swift's order, reducer
 /// last, works whenever the first feedback mentions `Event`), or name the
-/// types: `Spin<State, Event>(initialState:) { … }`. Such a block fails
-/// with a message that says so, not with a type mismatch.
+/// types: `Spin<State, Event>(initialState:) { … }`. In the `Void` case the
+/// block fails with a message that says so, not with a type mismatch.
 @resultBuilder
 public enum SpinBuilder<State: Sendable, Event: Sendable> {
     public static func buildExpression(_ feedback: Feedback<State, Event>) -> [Feedback<State, Event>] {
