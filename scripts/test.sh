@@ -104,6 +104,8 @@ model_check_stage() {
 echo "== scope: $scope"
 started=$(date +%s)
 model_pid=
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
 if [[ $full == 0 ]]; then
     echo "== model check of the scheduling protocol (scripts/model-check.sh), beside the other stages at nice 19"
     model_log=$(mktemp)
@@ -115,14 +117,13 @@ if [[ $full == 0 ]]; then
     setsid --wait bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/model-check.sh' \
         >"$model_log" 2>&1 &
     model_pid=$!
-    trap '[[ -n $model_pid ]] && kill -- -"$model_pid" 2>/dev/null; rm -f "$model_log" "${build_log:-}"' EXIT
+    trap '[[ -n $model_pid ]] && kill -- -"$model_pid" 2>/dev/null; rm -f "$model_log" "$build_log"' EXIT
 fi
 echo "== debug build of everything: the tests, the snippets, the tools (swift build --build-tests)"
 # One build for the unit stage and the docs stage's snippets (and the
 # soak's debug build): one plan, both cores busy to the end, where two
 # builds in turn each planned and linked on their own. The docs stage
 # checks this build's log for snippet warnings (SPINDLE_DOCS_BUILD_LOG).
-build_log=$(mktemp)
 if ! swift build --build-tests >"$build_log" 2>&1; then
     grep -E "error:" "$build_log" >&2 || tail -40 "$build_log" >&2
     echo "== the debug build failed" >&2

@@ -34,7 +34,6 @@ public enum SpinBuilder<State: Sendable, Event: Sendable> {
         fatalError("unavailable")
     }
 
-
     public static func buildPartialBlock(first: [Feedback<State, Event>]) -> [Feedback<State, Event>] {
         first
     }
