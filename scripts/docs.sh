@@ -53,11 +53,11 @@ grep -q "Build complete" "$build_log" || { echo "docs: swift build failed" >&2; 
 # scripts/test.sh has built everything just before (SPINDLE_DOCS_BUILD_LOG,
 # that build's log), the build here found nothing to compile, and its log
 # is checked too.
-if cat "$build_log" ${SPINDLE_DOCS_BUILD_LOG:+"$SPINDLE_DOCS_BUILD_LOG"} \
-    | grep -E "^/.*/Snippets/.*(warning|error):" >/dev/null; then
+snippet_warnings=$(cat "$build_log" ${SPINDLE_DOCS_BUILD_LOG:+"$SPINDLE_DOCS_BUILD_LOG"} \
+    | grep -E "^/.*/Snippets/.*(warning|error):" | sort -u || true)
+if [[ -n $snippet_warnings ]]; then
     echo "docs: snippets must build with no warning:" >&2
-    cat "$build_log" ${SPINDLE_DOCS_BUILD_LOG:+"$SPINDLE_DOCS_BUILD_LOG"} \
-        | grep -E "^/.*/Snippets/.*(warning|error):" | sort -u >&2
+    echo "$snippet_warnings" >&2
     exit 1
 fi
 

@@ -40,10 +40,9 @@
 set -euo pipefail
 # SwiftPM lists the enabled traits' -D flags in a set's order, which Swift
 # seeds anew in every process: two plans of the same build differ in their
-# command lines, and the second recompiles every target (measured: `swift
-# build` after `swift test --skip-build` recompiled Spindle, its products
-# and the snippets, 24-58 s). A fixed hash seed makes every plan the same.
-# The tests run with it too (they rely on no hash order).
+# command lines, and the second recompiles every target (`swift build`
+# after `swift test`). A fixed hash seed makes every plan the same. The
+# tests run with it too (they rely on no hash order).
 export SWIFT_DETERMINISTIC_HASHING=1
 cd "$(dirname "$0")/.."
 full=0
