@@ -101,6 +101,17 @@ manifest ", traits: []" "$(target UsesSpindle Spindle) $(target RendererFirst Sp
 expect_build_error RendererFirst "'buildExpression' is unavailable: .*put the reducer first in the block" \
     "a renderer-first spin with no types named"
 
+echo "== 2c. Spin.Swift's executeOn: (Spindle chooses the executor at start)"
+mkdir -p "$lean/Sources/ExecuteOn"
+echo 'import Dispatch
+import Spindle
+public let spin = Spin(initialState: 0, executeOn: .main) {
+    Reducer { (count: Int, step: Int) in count + step }
+}' > "$lean/Sources/ExecuteOn/ExecuteOn.swift"
+manifest ", traits: []" "$(target UsesSpindle Spindle) $(target ExecuteOn Spindle)" > "$lean/Package.swift"
+expect_build_error ExecuteOn "is unavailable: choose where the loop runs when it starts: [^\"]*" \
+    "Spin.Swift's Spin(initialState:executeOn:)"
+
 echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
 nio="$work/nio"
 mkdir -p "$nio/Sources/UsesNIO"

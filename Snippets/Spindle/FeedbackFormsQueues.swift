@@ -1,5 +1,5 @@
 // Where a feedback runs: on the loop's executor (the default), on a queue it
-// names, or on a queue the whole spin names; and how many states it is
+// names, or on the queue the whole loop runs on; and how many states it is
 // handed: every one (the default) or only the latest.
 
 // snippet.hide
@@ -55,21 +55,23 @@ let a = Feedback(effect: leftEffect, on: effects)            // label form
 let b = Feedback(effect: rightEffect).execute(on: effects)   // method form
 
 // The whole loop on one serial queue: its reducer, and every feedback that
-// names no queue.
-let spin = Spin(initialState: Levels(left: 0, right: 10), executeOn: effects) {
+// names no queue. (Spin.Swift's `executeOn:`: Spindle chooses where a loop
+// runs when it starts.)
+let spin = Spin(initialState: Levels(left: 0, right: 10)) {
     Feedback(effect: leftEffect)
     Feedback(effect: rightEffect)
     Reducer(levelsReducer)
 }
-// The Spinner syntax takes it too: Spinner.initialState(s, executeOn: effects)
+let loop = try spin.start(options: SpinOptions(executor: .queue(effects)))
 // snippet.end
 // snippet.hide
-precondition(spin.executionQueue === effects, "the spin's queue")
-let spinner = Spinner.initialState(Levels(left: 0, right: 10), executeOn: effects)
+for await state in loop.states() where state == Levels(left: 10, right: 0) { break }
+await loop.stop()
+precondition(loop.state == Levels(left: 10, right: 0), "the loop's queue: \(loop.state)")
+let spinner = Spinner.initialState(Levels(left: 0, right: 10))
     .feedback(a)
     .feedback(b)
     .reducer(Reducer(levelsReducer))
-precondition(spinner.executionQueue === effects, "the Spinner's queue")
 for levels in [spin, spinner] {
     let loop = try levels.start()
     for await state in loop.states() where state == Levels(left: 10, right: 0) { break }

@@ -14,7 +14,7 @@ import SpindleTestSupport
 // The feedback contract for the publisher forms (the core forms are in
 // SpindleTests' FeedbackContractMatrixTests): on every executor (a reducer
 // pool, a dedicated thread, a serial queue through `SpinExecutor.queue`, a
-// `SerialExecutor`, the main actor, the spin's `executeOn:`), with a queue named or not, under both strategies,
+// `SerialExecutor`, the main actor), with a queue named or not, under both strategies,
 // each effect is called for the initial state first and then every new
 // state in order, never after `stop()` returns, and where the feedback
 // runs: its queue, else the loop's serial queue. For the stream form, the
@@ -27,10 +27,9 @@ private enum PublisherForm: String, CaseIterable, Sendable, CustomStringConverti
 }
 
 /// Where the loop runs: a pool, a dedicated thread, a serial queue, a
-/// `SerialExecutor` or the main actor as its executor, or the spin's
-/// `executeOn:` queue.
+/// `SerialExecutor` or the main actor as its executor.
 private enum LoopPlace: String, CaseIterable, Sendable, CustomStringConvertible {
-    case pool, dedicatedThread, serialQueue, serialExecutor, mainActor, executeOn
+    case pool, dedicatedThread, serialQueue, serialExecutor, mainActor
     var description: String { rawValue }
 }
 
@@ -62,7 +61,7 @@ struct PublisherContractMatrixTests {
         let placedHere: @Sendable () -> Bool = {
             if namedQueue { return DispatchQueue.getSpecific(key: namedKey) == 1 }
             switch place {
-            case .serialQueue, .executeOn: return DispatchQueue.getSpecific(key: loopKey) == 1
+            case .serialQueue: return DispatchQueue.getSpecific(key: loopKey) == 1
             case .pool, .dedicatedThread, .serialExecutor, .mainActor: return true
             }
         }
@@ -101,17 +100,15 @@ struct PublisherContractMatrixTests {
         }
         let spin = Spin<Int, Int>(
             initialState: 0, feedbacks: [feedback],
-            reducer: Reducer { state, event in state + event },
-            executeOn: place == .executeOn ? loopQueue : nil
+            reducer: Reducer { state, event in state + event }
         )
         let pool = place == .pool ? try ReducerPool(threads: 2, name: "spindle-test-publisher") : nil
-        let executor: SpinExecutor? = switch place {
+        let executor: SpinExecutor = switch place {
         case .pool: .pool(pool!)
         case .dedicatedThread: .dedicatedThread
         case .serialQueue: .queue(loopQueue)
         case .serialExecutor: .serialExecutor(QueueSerialExecutor(DispatchQueue(label: "spindle-test-publisher-executor")))
         case .mainActor: .mainActor
-        case .executeOn: nil
         }
         let loop = try spin.start(options: SpinOptions(executor: executor))
         for _ in 0..<events { loop.emit(1) }

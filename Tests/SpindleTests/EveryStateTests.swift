@@ -107,37 +107,37 @@ let counterReducer = Reducer<Int, CounterEvent> { state, _ in state + 1 }
         }
     }
 
-    @Test func spinExecuteOnIsTheDefaultQueueOfFeedbacks() async throws {
+    @Test func aQueueExecutorIsTheDefaultQueueOfFeedbacks() async throws {
         let queue = DispatchQueue(label: "test.spin-queue")
         let key = DispatchSpecificKey<Int>()
         queue.setSpecific(key: key, value: 42)
         let onQueue = Recorder<Bool>()
-        let loop = try Spin(initialState: 0, executeOn: queue) {
+        let loop = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 onQueue.append(DispatchQueue.getSpecific(key: key) == 42)
                 return nil
             })
             Reducer(counterReducer.reduce)
-        }.start()
+        }.start(options: SpinOptions(executor: .queue(queue)))
         loop.emit(.increment)
         #expect(await eventually { onQueue.count == 2 })
         await loop.stop()
         #expect(onQueue.values.allSatisfy { $0 })
     }
 
-    @Test func executeOnOverridesTheSpinQueue() async throws {
+    @Test func aFeedbacksExecuteOnOverridesTheLoopsQueue() async throws {
         let spinQueue = DispatchQueue(label: "test.spin")
         let feedbackQueue = DispatchQueue(label: "test.feedback")
         let key = DispatchSpecificKey<String>()
         feedbackQueue.setSpecific(key: key, value: "feedback")
         let labels = Recorder<String?>()
-        let loop = try Spin(initialState: 0, executeOn: spinQueue) {
+        let loop = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 labels.append(DispatchQueue.getSpecific(key: key))
                 return nil
             }).execute(on: feedbackQueue)
             Reducer(counterReducer.reduce)
-        }.start()
+        }.start(options: SpinOptions(executor: .queue(spinQueue)))
         #expect(await eventually { labels.count == 1 })
         await loop.stop()
         #expect(labels.values == ["feedback"])

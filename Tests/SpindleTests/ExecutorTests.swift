@@ -163,11 +163,11 @@ struct CheckedElements: AsyncSequence, Sendable {
         #expect(checks.values.allSatisfy { $0 }, "\(checks.values.filter { !$0 }.count) of \(checks.count) checks ran off the queue")
     }
 
-    @Test func aSpinsExecuteOnQueueRunsItsReducerAndItsQueuelessFeedbacks() async throws {
+    @Test func aQueueExecutorRunsTheReducerAndTheQueuelessFeedbacks() async throws {
         let main = MarkedQueue("placement.spin-queue")
         let reducerChecks = Recorder<Bool>()
         let feedbackChecks = Recorder<Bool>()
-        let loop = try Spin(initialState: 0, executeOn: main.queue) {
+        let loop = try Spin(initialState: 0) {
             Feedback<Int, CounterEvent>(effect: { _ in
                 feedbackChecks.append(main.isCurrent)
                 return nil
@@ -176,7 +176,7 @@ struct CheckedElements: AsyncSequence, Sendable {
                 reducerChecks.append(main.isCurrent)
                 return state + 1
             }
-        }.start()
+        }.start(options: SpinOptions(executor: .queue(main.queue)))
         for _ in 0..<100 { loop.emit(.increment) }
         #expect(await eventually { feedbackChecks.count == 101 })
         await loop.stop()
@@ -229,20 +229,24 @@ struct CheckedElements: AsyncSequence, Sendable {
         try await pool.shutdown()
     }
 
-    @Test func theOptionsExecutorWinsOverTheSpinsExecuteOnQueue() async throws {
-        let spinQueue = MarkedQueue("placement.overridden")
-        let places = Recorder<(onSpinQueue: Bool, onLoopThread: Bool)>()
-        let loop = try Spin(initialState: 0, executeOn: spinQueue.queue) {
-            Feedback<Int, CounterEvent>(effect: { _ in
-                places.append((spinQueue.isCurrent, ExecutorKind.dedicatedThread.runsHere))
-                return nil
-            })
-            Reducer(counterReducer.reduce)
-        }.start(options: SpinOptions(executor: .dedicatedThread))
-        for _ in 0..<10 { loop.emit(.increment) }
-        #expect(await eventually { places.count == 11 })
+    /// An effect route that names no queue runs its handler on the loop's
+    /// queue when the loop runs on one (as a queue-less feedback does), and
+    /// on a serial queue of its own on any other executor.
+    @Test(arguments: [true, false])
+    func anEffectRouteWithoutAQueueRunsOnTheLoopsQueue(loopOnQueue: Bool) async throws {
+        let loopQueue = MarkedQueue("placement.route-default")
+        let places = Recorder<Bool>()
+        let router = EffectRouter<TaskEffect, TaskEvent>()
+            .route({ effect -> Int? in if case .work(let value) = effect { value } else { nil } }) { value in
+                places.append(loopQueue.isCurrent)
+                return .done(value)
+            }
+        let loop = try Spin(initialState: Tally()) { Reducer(tallyNext, effects: router) }
+            .start(options: SpinOptions(executor: loopOnQueue ? .queue(loopQueue.queue) : .dedicatedThread))
+        loop.emit(.requestMany([1, 2, 3]))
+        #expect(await eventually { loop.state.done == [1, 2, 3] })
         await loop.stop()
-        #expect(places.values.allSatisfy { !$0.onSpinQueue && $0.onLoopThread })
+        #expect(places.values == Array(repeating: loopOnQueue, count: 3))
     }
 
     @Test func aLoopOnAnActorIsSerializedWithTheActorsOtherWork() async throws {

@@ -90,17 +90,14 @@ final class RunBooks<State: Sendable, Event: Sendable>: SpinObserver, Sendable {
 @Suite("The feedback contract, every form × executor × strategy")
 struct FeedbackContractMatrixTests {
     static let strategies: [ExecutionStrategy] = [.cancelOnNewState, .continueOnNewState]
-    /// The executors, and Spin's `executeOn:` (a serial queue given to the spin).
-    static let executors: [ExecutorKind?] = ExecutorKind.allCases.map { $0 } + [nil]
-
-    /// An executor (nil: `executeOn:`) and a feedback placement.
+    /// An executor and a feedback placement.
     struct Place: Sendable, CustomStringConvertible {
-        let executor: ExecutorKind?
+        let executor: ExecutorKind
         let placement: FeedbackPlacement
-        var description: String { "\(executor.map(String.init(describing:)) ?? "executeOn:"), \(placement)" }
+        var description: String { "\(executor), \(placement)" }
     }
 
-    static let places: [Place] = executors.flatMap { executor in
+    static let places: [Place] = ExecutorKind.allCases.flatMap { executor in
         FeedbackPlacement.allCases.map { Place(executor: executor, placement: $0) }
     }
 
@@ -112,23 +109,21 @@ struct FeedbackContractMatrixTests {
     }
 
     private func check(
-        form: MatrixForm, executor: ExecutorKind?, placement: FeedbackPlacement, strategy: ExecutionStrategy
+        form: MatrixForm, executor: ExecutorKind, placement: FeedbackPlacement, strategy: ExecutionStrategy
     ) async throws {
         let events = 40
         let named = MarkedQueue("spindle-test-feedback")
-        let executeOn = MarkedQueue("spindle-test-execute-on")
         let stopReturned = Counter()
         let calls = Recorder<EffectCall>()
         // Where the effect must run: the named queue; else the loop's
-        // serial queue when it has one (`executeOn:`, `.queue`); else, for
+        // serial queue when it has one (`.queue`); else, for
         // an effect called in the slice, the loop's executor; else
         // anywhere (the cooperative pool, documented).
         let placedHere: @Sendable () -> Bool = {
             switch (placement, executor) {
             case (.namedQueue, _): named.isCurrent
-            case (.loopExecutor, nil): executeOn.isCurrent
-            case (.loopExecutor, .serialQueue?): serialExecutorMark.isCurrent
-            case (.loopExecutor, let kind?) where form.runsInSlice: kind.runsHere
+            case (.loopExecutor, .serialQueue): serialExecutorMark.isCurrent
+            case (.loopExecutor, let kind) where form.runsInSlice: kind.runsHere
             case (.loopExecutor, _): true
             }
         }
@@ -172,10 +167,9 @@ struct FeedbackContractMatrixTests {
         let books = RunBooks<Int, Int>()
         let spin = Spin<Int, Int>(
             initialState: 0, feedbacks: [feedback],
-            reducer: Reducer { state, event in state + event },
-            executeOn: executor == nil ? executeOn.queue : nil
+            reducer: Reducer { state, event in state + event }
         ).observed(by: books)
-        let run: @Sendable (SpinExecutor?) async throws -> Int = { spinExecutor in
+        let final = try await executor.withExecutor { spinExecutor in
             let loop = try spin.start(options: SpinOptions(executor: spinExecutor))
             for _ in 0..<events { loop.emit(1) }
             // Every state reached the feedback before the stop, so a
@@ -185,19 +179,13 @@ struct FeedbackContractMatrixTests {
             stopReturned.add()
             return loop.state
         }
-        let final: Int
-        if let executor {
-            final = try await executor.withExecutor { try await run($0) }
-        } else {
-            final = try await run(nil)
-        }
         // Positive signal: every run's task has ended, so no call can come.
         #expect(await eventually { books.allEnded }, "effect runs still live")
         #expect(final == events)
         let violations = contractViolations(
             calls.values.filter { $0.state >= 0 },
             CallExpectation(finalState: events, conflated: form.conflates))
-        #expect(violations.isEmpty, "\(form) on \(executor.map(String.init(describing:)) ?? "executeOn:"), \(placement), \(strategy): \(violations)")
+        #expect(violations.isEmpty, "\(form) on \(executor), \(placement), \(strategy): \(violations)")
         #expect(!calls.values.contains { $0.state == -1 }, "an async effect resumed off its queue")
     }
 

@@ -5,11 +5,12 @@ import SpindleTestSupport
 import Testing
 
 // Where a feedback's effect runs: the queue it names (label or method
-// form), else the spin's executeOn: queue, else the loop's executor; and a
+// form), else the loop's queue (SpinExecutor.queue), else the loop's
+// executor; and a
 // reducer-thread feedback right after each reduction, on the thread that
 // made the state. (The FeedbackFormsQueues snippet shows these forms.)
 @Suite struct FeedbackPlacementTests {
-    @Test func aFeedbackRunsOnTheQueueItNamesElseOnTheSpinsQueueElseOffBoth() async throws {
+    @Test func aFeedbackRunsOnTheQueueItNamesElseOnTheLoopsQueueElseOffBoth() async throws {
         let effects = DispatchQueue(label: "levels.effects")
         let key = DispatchSpecificKey<String>()
         effects.setSpecific(key: key, value: "levels.effects")
@@ -20,25 +21,25 @@ import Testing
                 return nil
             }
         }
-        let spinQueue = Spin(initialState: Levels(left: 0, right: 10), executeOn: effects) {
-            Feedback(effect: probe("on: wins over executeOn:"), on: DispatchQueue(label: "elsewhere"))
-            Feedback(effect: probe("spin executeOn:"))
+        let onLoopQueue = Spin(initialState: Levels(left: 0, right: 10)) {
+            Feedback(effect: probe("on: wins over the loop's queue"), on: DispatchQueue(label: "elsewhere"))
+            Feedback(effect: probe("the loop's queue"))
             levelsReducer
         }
-        let noSpinQueue = Spin(initialState: Levels(left: 0, right: 10)) {
+        let onPool = Spin(initialState: Levels(left: 0, right: 10)) {
             Feedback(effect: probe("label form"), on: effects)
             Feedback(effect: probe("method form")).execute(on: effects)
             Feedback(effect: probe("no queue named"))
             levelsReducer
         }
-        let loops = [try spinQueue.start(), try noSpinQueue.start()]
+        let loops = [try onLoopQueue.start(options: SpinOptions(executor: .queue(effects))), try onPool.start()]
         for loop in loops { loop.emit(.increaseLeft) }
         // Each of the five feedbacks sees the initial state and the new one.
         #expect(await eventually { seen.count == 10 })
         for loop in loops { await loop.stop() }
         #expect(Set(seen.values) == [
-            "on: wins over executeOn:: another queue",
-            "spin executeOn:: levels.effects",
+            "on: wins over the loop's queue: another queue",
+            "the loop's queue: levels.effects",
             "label form: levels.effects",
             "method form: levels.effects",
             "no queue named: another queue",

@@ -8,7 +8,7 @@ import Testing
 @Suite struct LoopAnswersTests {
     @Test func spinOptionsHaveTheDocumentedDefaults() async throws {
         let defaults = SpinOptions()
-        #expect(defaults.executor == nil)  // the spin's executeOn: queue, else the shared pool
+        #expect(defaults.executor == nil)  // the shared pool
         #expect(defaults.queue == .lockFree)
         #expect(defaults.onEffectError == nil)
         #expect(defaults.logger.label == "spindle")

@@ -43,8 +43,8 @@ import Dispatch
 /// > Important: Within one loop, effects are dispatched in the order the
 /// > reducer listed them, and across reductions in reduction order. Each
 /// > route runs its synchronous handlers one at a time, in that order, on its
-/// > queue (the one given with `on:` — it must be serial —, else the spin's
-/// > `executeOn:` queue, else a serial queue of its own per loop); the events
+/// > queue (the one given with `on:` — it must be serial —, else the loop's
+/// > queue when it runs on ``SpinExecutor/queue(_:)``, else a serial queue of its own per loop); the events
 /// > they return are reduced in that order. Async and emitting handlers are
 /// > called on the route's queue in that order, each as its own `Task` run
 /// > there up to its first suspension, and then run concurrently (on the
@@ -121,8 +121,8 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - extract: the payload of the effects this route handles; nil passes
     ///     the effect to the next route. Runs on the reducer thread.
-    ///   - queue: a serial queue for the handler; nil: the spin's
-    ///     `executeOn:` queue, or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's
+    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted into the loop.
     /// - Returns: this router with the route added last.
@@ -187,8 +187,8 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - predicate: true for the effects this route handles. Runs on the
     ///     reducer thread.
-    ///   - queue: a serial queue for the handler; nil: the spin's
-    ///     `executeOn:` queue, or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's
+    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted into the loop.
     /// - Returns: this router with the route added last.

@@ -31,7 +31,7 @@ extension Feedback {
     ///     (every state by default).
     ///   - queue: where the effect is called and states are handed to the
     ///     stream (nil: the loop's executor). The sequence is iterated there
-    ///     too when it is a queue (`on:`, or the spin's `executeOn:`), else
+    ///     too when it is a queue (`on:`, or a loop on ``SpinExecutor/queue(_:)``), else
     ///     on the concurrency runtime's executor.
     public init<Events: AsyncSequence & SendableMetatype>(
         streamEffect effect: @escaping @Sendable (AsyncStream<State>) -> Events,

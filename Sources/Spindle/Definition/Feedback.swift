@@ -6,8 +6,8 @@ import Dispatch
 /// An effect can be a plain closure `(State) -> Event?`, an async function
 /// `(State) async -> Event?` (optionally throwing), or a function returning an
 /// `AsyncSequence` of events. A feedback that names no queue runs on the
-/// loop's executor (the shared reducer pool by default, or the spin's
-/// `executeOn:` queue), right after each reduction, in declaration order; one
+/// loop's executor (the shared reducer pool by default; see
+/// ``SpinOptions/executor``), right after each reduction, in declaration order; one
 /// given a queue with `on:` / ``execute(on:)`` runs its effect code on that
 /// queue, whatever the form. Either way it sees the initial state first, then
 /// every new state in reduction order.

@@ -11,10 +11,6 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     public let feedbacks: [Feedback<State, Event>]
     /// The reducer.
     public let reducer: Reducer<State, Event>
-    /// `executeOn:`: the serial queue the loop runs on (its reducer and the
-    /// feedbacks that name no queue), unless ``SpinOptions/executor`` names
-    /// another executor. nil: the shared ``ReducerPool``.
-    public let executionQueue: DispatchQueue?
     /// The observers every loop of this spin reports to (see ``observed(by:)``).
     /// Set by ``observed(by:)``, and carried over when the engine rebuilds a
     /// spin for one loop (see `PreparedSpin`).
@@ -38,19 +34,19 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     public let initialState: State
 
     /// Creates a spin with the result-builder syntax.
+    ///
+    /// Where the loop runs is chosen when it starts, in one place:
+    /// ``SpinOptions/executor``.
     /// - Parameters:
     ///   - initialState: the first state.
-    ///   - queue: `executeOn:`, a serial queue the loop runs on (e.g. `.main`);
-    ///     nil: the shared reducer pool.
     ///   - content: one reducer and the feedbacks, before or after it
     ///     (see ``SpinBuilder`` for which order lets Swift infer `Event`).
     public init(
         initialState: State,
-        executeOn queue: DispatchQueue? = nil,
         @SpinBuilder<State, Event> _ content: () -> SpinContent<State, Event>
     ) {
         let built = content()
-        self.init(initialState: initialState, feedbacks: built.feedbacks, reducer: built.reducer, executeOn: queue)
+        self.init(initialState: initialState, feedbacks: built.feedbacks, reducer: built.reducer)
     }
 
     /// Creates a spin with Spin.Swift's declarative syntax: the reducer as
@@ -61,24 +57,20 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - initialState: the first state.
     ///   - reducer: the reducer.
-    ///   - queue: `executeOn:`, a serial queue the loop runs on; nil: the
-    ///     shared reducer pool.
     ///   - feedbacks: the feedbacks, in declaration order.
     public init(
         initialState: State,
         reducer: Reducer<State, Event>,
-        executeOn queue: DispatchQueue? = nil,
         @FeedbackBuilder<State, Event> feedbacks: () -> [Feedback<State, Event>]
     ) {
-        self.init(initialState: initialState, feedbacks: feedbacks(), reducer: reducer, executeOn: queue)
+        self.init(initialState: initialState, feedbacks: feedbacks(), reducer: reducer)
     }
 
     /// Creates a spin from its parts.
     public init(
         initialState: State,
         feedbacks: [Feedback<State, Event>],
-        reducer: Reducer<State, Event>,
-        executeOn queue: DispatchQueue? = nil
+        reducer: Reducer<State, Event>
     ) {
         // Merged feedbacks (`Feedback(effects:)`) take their parts' places.
         let feedbacks = feedbacks.flatMap(\.flattened)
@@ -87,8 +79,30 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
         self.hasFeedbacks = !feedbacks.isEmpty
         self.needsEnvironment = feedbacks.contains { $0.isPerStart }
         self.reducer = reducer
-        self.executionQueue = queue
         self.observers = []
+    }
+
+    /// Spin.Swift's `executeOn:`: choose where the loop runs when it starts,
+    /// with ``SpinOptions/executor``.
+    @available(*, unavailable, message: "choose where the loop runs when it starts: spin.start(options: SpinOptions(executor: .queue(queue)))")
+    public init(
+        initialState: State,
+        executeOn queue: DispatchQueue,
+        @SpinBuilder<State, Event> _ content: () -> SpinContent<State, Event>
+    ) {
+        fatalError("unavailable")
+    }
+
+    /// Spin.Swift's `executeOn:`: choose where the loop runs when it starts,
+    /// with ``SpinOptions/executor``.
+    @available(*, unavailable, message: "choose where the loop runs when it starts: spin.start(options: SpinOptions(executor: .queue(queue)))")
+    public init(
+        initialState: State,
+        reducer: Reducer<State, Event>,
+        executeOn queue: DispatchQueue,
+        @FeedbackBuilder<State, Event> feedbacks: () -> [Feedback<State, Event>]
+    ) {
+        fatalError("unavailable")
     }
 
     /// This spin with `feedback` added last, keeping everything else (its
@@ -107,7 +121,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
     /// This spin with `feedbacks` instead of its own, keeping everything
     /// else (its observers included).
     func replacingFeedbacks(with feedbacks: [Feedback<State, Event>]) -> Spin {
-        var copy = Spin(initialState: initialState, feedbacks: feedbacks, reducer: reducer, executeOn: executionQueue)
+        var copy = Spin(initialState: initialState, feedbacks: feedbacks, reducer: reducer)
         copy.observers = observers
         return copy
     }

@@ -10,7 +10,8 @@ import Dispatch
 ///   loop that should never wait behind others. Each costs a thread: use it
 ///   for a few loops, not thousands.
 /// - ``queue(_:)``: a serial `DispatchQueue`, e.g. `.main` for a UI loop
-///   (Spin's `executeOn:`): one work item per scheduling, never one per event.
+///   (Spin.Swift's `executeOn:`): one work item per scheduling, never one
+///   per event.
 /// - ``actor(_:)``, ``mainActor``, ``serialExecutor(_:)``: isolated to an
 ///   actor, or on any Swift `SerialExecutor` (an event loop's, a custom
 ///   one's): one job per scheduling, serialized with the actor's other work.
@@ -121,6 +122,11 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         case .actor(_, let name): name
         case .enqueuing(let executor): executor.name
         }
+    }
+
+    /// The serial queue of ``queue(_:)``; nil for every other executor.
+    var serialQueue: DispatchQueue? {
+        if case .queue(let queue) = kind { queue } else { nil }
     }
 
     /// An executor handle for one loop (the pool's own, an enqueuing

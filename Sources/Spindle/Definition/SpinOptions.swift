@@ -58,8 +58,8 @@ public struct EffectError: Error, Sendable {
 
 /// How a spin's loop runs: its executor, its queue, its error hook, its tuning.
 public struct SpinOptions: Sendable {
-    /// Where the loop runs. nil (the default): the spin's `executeOn:` queue
-    /// if it has one, otherwise ``SpinExecutor/sharedPool``.
+    /// Where the loop runs: the one place it is chosen. nil (the default):
+    /// ``SpinExecutor/sharedPool``.
     public var executor: SpinExecutor?
     /// The event queue. Default: ``QueueKind/lockFree``.
     public var queue: QueueKind

@@ -72,7 +72,7 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     private let queues: [DispatchQueue]
     /// Per route: the task executor of an async handler's code after its
     /// first suspension, the route's queue when the user named it (`on:` or
-    /// the spin's `executeOn:`, as for feedbacks); nil (the global
+    /// the loop's `SpinExecutor.queue`, as for feedbacks); nil (the global
     /// executor) for a route's own queue.
     private let taskExecutors: [QueueTaskExecutor?]
     // protected by lock: the mailboxes, the stop flag, the live tasks, the

@@ -272,8 +272,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     override var budget: Int { options.maxBatch }
 
-    /// The loop's serial queue when it runs on one (`executeOn:`, or
-    /// `SpinExecutor.queue`): where effects that name no queue run.
+    /// The loop's serial queue when it runs on one (`SpinExecutor.queue`): where effects that name no queue run.
     var executorQueue: DispatchQueue? { (executor as? QueueExecutor)?.queue }
 
     /// The `states` subscribers if any subscription was ever made, else nil.

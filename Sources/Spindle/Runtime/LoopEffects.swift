@@ -9,7 +9,8 @@ import Dispatch
 /// Builds one loop's effect runtime (see `Reducer.loopEffects`).
 @usableFromInline
 struct LoopEffectsFactory<State, Event>: Sendable {
-    /// Makes a new runtime; the argument is the spin's `executeOn:` queue.
+    /// Makes a new runtime; the argument is the loop's serial queue, if it
+    /// runs on one.
     let make: @Sendable (_ defaultQueue: DispatchQueue?) -> LoopEffects<State, Event>
     /// Reduces and routes without a runtime, for SpindleTesting's runner
     /// (see `Reducer.routedNext`).
@@ -71,13 +72,16 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
     let spin: Spin<State, Event>
     private let effects: LoopEffects<State, Event>?
 
-    init(_ spin: Spin<State, Event>) {
+    /// - Parameter loopQueue: the serial queue the loop runs on, if it runs
+    ///   on one (``SpinExecutor/queue(_:)``): the default of the effect
+    ///   routes that name no queue.
+    init(_ spin: Spin<State, Event>, loopQueue: DispatchQueue?) {
         guard let factory = spin.reducer.loopEffects else {
             self.spin = spin
             effects = nil
             return
         }
-        let effects = factory.make(spin.executionQueue)
+        let effects = factory.make(loopQueue)
         let stop = effects.stop
         let stopper = Feedback<State, Event>(
             effect: .attached({ _ in AttachedSubscription(cancelThen: stop) }),
@@ -86,8 +90,7 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
         var prepared = Spin(
             initialState: spin.initialState,
             feedbacks: spin.feedbacks + [stopper],
-            reducer: Reducer(reduce: spin.reducer.reduce, reduceInPlace: effects.reduceInPlace),
-            executeOn: spin.executionQueue)
+            reducer: Reducer(reduce: spin.reducer.reduce, reduceInPlace: effects.reduceInPlace))
         prepared.observers = spin.observers
         self.spin = prepared
         self.effects = effects

@@ -96,7 +96,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         _ spin: Spin<State, Event>, options: SpinOptions, refusal: SpinExecutorError?,
         beforeStart: (LoopCore<State, Event>) -> Void
     ) -> (core: LoopCore<State, Event>, error: SpinExecutorError?) {
-        let prepared = PreparedSpin(spin)
+        let prepared = PreparedSpin(spin, loopQueue: options.executor?.serialQueue)
         return startCore(prepared.spin, options: options, refusal: refusal) { core in
             prepared.connect(to: core)
             beforeStart(core)
@@ -114,7 +114,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         // with, and never registered with its executor (making an executor
         // starts nothing).
         let invalidity = options.invalidity
-        let choice = options.executor ?? spin.executionQueue.map { SpinExecutor.queue($0) } ?? .sharedPool
+        let choice = options.executor ?? .sharedPool
         let core = LoopCore(
             spin: spin, options: invalidity == nil ? options : options.buildable,
             executor: choice.makeExecutor(spinsBeforeParking: Swift.max(0, options.spinsBeforeParking)))

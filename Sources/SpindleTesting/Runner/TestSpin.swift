@@ -59,7 +59,7 @@ import Spindle
 /// > it, after waiting up to `timeout` (zero by default) in real time for it
 /// > to come back. It never hangs.
 ///
-/// The `on:` queue of feedbacks and the spin's `executeOn:` are ignored:
+/// The `on:` queue of feedbacks and `SpinOptions.executor` are ignored:
 /// everything runs on the caller's thread.
 ///
 /// **Thread safety:** `Sendable`; the state is behind a lock. Drive it from

@@ -1,7 +1,7 @@
 import Dispatch
 
-/// Runs a loop on a serial `DispatchQueue` (Spin's `executeOn:`, e.g. the
-/// main queue for a UI loop): one work item per scheduling, never one per
+/// Runs a loop on a serial `DispatchQueue` (`SpinExecutor.queue(_:)`, e.g.
+/// the main queue for a UI loop): one work item per scheduling, never one per
 /// event; a slice runs at most the loop's budget, then the loop is queued
 /// again behind whatever else the queue has.
 ///
