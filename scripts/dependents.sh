@@ -112,6 +112,30 @@ manifest ", traits: []" "$(target UsesSpindle Spindle) $(target ExecuteOn Spindl
 expect_build_error ExecuteOn "is unavailable: choose where the loop runs when it starts: [^\"]*" \
     "Spin.Swift's Spin(initialState:executeOn:)"
 
+echo "== 2d. Spin.Swift's gear spelling (propagating: both ways) builds, deprecated"
+mkdir -p "$lean/Sources/GearPropagating"
+echo 'import Spindle
+let gear = Gear<String>()
+public let spin = Spin<Int, Int>(initialState: 0) {
+    Feedback(attachedTo: gear, propagating: { (word: String) -> Int? in word.count })
+    Feedback(attachedTo: gear, propagating: { (count: Int) -> String? in String(count) })
+    Reducer { count, step in count + step }
+}' > "$lean/Sources/GearPropagating/GearPropagating.swift"
+manifest ", traits: []" "$(target UsesSpindle Spindle) $(target GearPropagating Spindle)" > "$lean/Package.swift"
+log="$work/GearPropagating.log"
+if ! (cd "$lean" && swift build --target GearPropagating >"$log" 2>&1); then
+    echo "dependents: Spin.Swift's gear spelling did not build" >&2
+    tail -20 "$log" >&2
+    exit 1
+fi
+for direction in "fromGear: (gear → loop)" "toGear: (state → gear)"; do
+    if ! grep -qF "say the direction: $direction" "$log"; then
+        echo "dependents: Spin.Swift's gear spelling built without the deprecation naming $direction" >&2
+        exit 1
+    fi
+done
+echo "dependents: Spin.Swift's gear spelling builds, each direction deprecated with its label"
+
 echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
 nio="$work/nio"
 mkdir -p "$nio/Sources/UsesNIO"

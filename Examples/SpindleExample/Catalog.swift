@@ -69,7 +69,7 @@ func makeCatalogSpin(api: CatalogAPI, gear: Gear<SessionNews>) -> Spin<Catalog, 
         Feedback(effect: renderCatalog).executeOnReducerThread()
         Feedback(effect: loadPage, dep1: api)
         // gear → loop, closure form: the session moved the user to a page
-        Feedback(attachedTo: gear, propagating: { (news: SessionNews) -> CatalogEvent? in
+        Feedback(attachedTo: gear, fromGear: { (news: SessionNews) -> CatalogEvent? in
             if case .userMovedTo(let page) = news { return .open(page: page) }
             return nil
         })

@@ -61,7 +61,7 @@ func makeSessionSpin(gear: Gear<SessionNews>) -> Spin<Session, SessionEvent> {
         // reduction: printing is cheap, and the lines come out in order.
         Feedback(effect: renderSession).executeOnReducerThread()
         // state → gear, closure form
-        Feedback(attachedTo: gear, propagating: { (session: Session) -> SessionNews? in news(of: session) })
+        Feedback(attachedTo: gear, toGear: { (session: Session) -> SessionNews? in news(of: session) })
         Reducer(sessionReducer)
     }
 }

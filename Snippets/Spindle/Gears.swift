@@ -59,11 +59,11 @@ enum BoardEvent: Sendable { case lapCompleted }
 
 let boardSpin = Spin<Board, BoardEvent>(initialState: Board()) {
     // gear → loop, closure form
-    Feedback(attachedTo: gear, propagating: { (gearEvent: GearEvent) -> BoardEvent? in
+    Feedback(attachedTo: gear, fromGear: { (gearEvent: GearEvent) -> BoardEvent? in
         gearEvent == .counterReachedTen ? .lapCompleted : nil
     })
     // state → gear, closure form
-    Feedback(attachedTo: gear, propagating: { (board: Board) -> GearEvent? in
+    Feedback(attachedTo: gear, toGear: { (board: Board) -> GearEvent? in
         (1..<3).contains(board.laps) ? .resetCounter : nil
     })
     Reducer(boardReducer)

@@ -182,7 +182,7 @@ extension StressSuite {
                 let propagated = Counter()
                 do {
                     var strong: SpinLoop<Int, Stamped>? = try Spin(initialState: 0) {
-                        Feedback<Int, Stamped>(attachedTo: gear, propagating: { (item: Int) -> Stamped? in
+                        Feedback<Int, Stamped>(attachedTo: gear, fromGear: { (item: Int) -> Stamped? in
                             delivered.add()
                             return Stamped(producer: -1, sequence: item)
                         })

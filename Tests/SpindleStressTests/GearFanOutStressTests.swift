@@ -57,7 +57,7 @@ final class FanOutMember: Sendable {
         self.crossed = crossed
         loop = try Spin(initialState: FanOutState()) {
             // gear → loop: every item propagated while attached.
-            Feedback<FanOutState, GearItem>(attachedTo: gear, propagating: { (item: GearItem) -> GearItem? in
+            Feedback<FanOutState, GearItem>(attachedTo: gear, fromGear: { (item: GearItem) -> GearItem? in
                 delivered.add()
                 return item
             })
@@ -67,7 +67,7 @@ final class FanOutMember: Sendable {
             // not the loop's executor: this test covers the queued gear
             // feedback; a pool thread waiting in such an emit is covered by
             // the blocking-chain stress test.
-            Feedback<FanOutState, GearItem>(attachedTo: gear, propagating: { (state: FanOutState) -> GearItem? in
+            Feedback<FanOutState, GearItem>(attachedTo: gear, toGear: { (state: FanOutState) -> GearItem? in
                 guard let last = state.last, last.source < 0, last.sequence % 16 == 0 else { return nil }
                 return GearItem(source: id, sequence: crossed.add() - 1)
             }, on: DispatchQueue(label: "fan-out.crossing.\(id)"))

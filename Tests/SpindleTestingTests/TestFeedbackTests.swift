@@ -64,7 +64,7 @@ import SpindleLevelsFixture
 
     @Test func aGearFeedbackEmitsWhatTheGearPropagates() {
         let gear = Gear<String>()
-        let feedback = TestFeedback(Feedback<Int, Int>(attachedTo: gear, propagating: { (word: String) -> Int? in
+        let feedback = TestFeedback(Feedback<Int, Int>(attachedTo: gear, fromGear: { (word: String) -> Int? in
             word.isEmpty ? nil : word.count
         }))
         #expect(gear.attachedCount == 1)
@@ -81,11 +81,11 @@ import SpindleLevelsFixture
     @Test func twoSpinsConnectedByAGear() {
         let gear = Gear<String>()
         let producer = TestSpin(Spin(initialState: 0) {
-            Feedback<Int, Int>(attachedTo: gear, propagating: { (n: Int) -> String? in n > 0 ? "#\(n)" : nil })
+            Feedback<Int, Int>(attachedTo: gear, toGear: { (n: Int) -> String? in n > 0 ? "#\(n)" : nil })
             Reducer { $1 }
         })
         let consumer = TestSpin(Spin(initialState: [String]()) {
-            Feedback<[String], String>(attachedTo: gear, propagating: { (word: String) -> String? in word })
+            Feedback<[String], String>(attachedTo: gear, fromGear: { (word: String) -> String? in word })
             Reducer { $0 + [$1] }
         })
         producer.send(1)

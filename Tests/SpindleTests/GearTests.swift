@@ -12,7 +12,7 @@ enum SessionEvent: Sendable, Equatable {
         let gear = Gear<SessionEvent>()
         // The session spin propagates .loggedIn when its counter reaches 3.
         let session = try Spin(initialState: 0) {
-            Feedback<Int, CounterEvent>(attachedTo: gear, propagating: { (state: Int) -> SessionEvent? in
+            Feedback<Int, CounterEvent>(attachedTo: gear, toGear: { (state: Int) -> SessionEvent? in
                 state == 3 ? .loggedIn : nil
             })
             Reducer(counterReducer.reduce)
@@ -35,7 +35,7 @@ enum SessionEvent: Sendable, Equatable {
         let gear = Gear<SessionEvent>()
         let received = Recorder<SessionEvent>()
         let listener = try Spin(initialState: 0) {
-            Feedback<Int, CounterEvent>(attachedTo: gear, propagating: { (event: SessionEvent) -> CounterEvent? in
+            Feedback<Int, CounterEvent>(attachedTo: gear, fromGear: { (event: SessionEvent) -> CounterEvent? in
                 received.append(event)
                 return nil
             })

@@ -292,7 +292,7 @@ import SpindleTestSupport
     }
 
     @Test func theGearFormsLabelsTellTheDirectionsApartWhenEveryTypeIsTheSame() async throws {
-        // State, Event and the gear's events are all Int: `propagating:`
+        // State, Event and the gear's events are all Int: the closure
         // alone cannot say which direction is meant; the labels can.
         let gear = Gear<Int>()
         let sender = try Spin<Int, Int>(initialState: 0) {
@@ -317,7 +317,7 @@ import SpindleTestSupport
         let loop = try Spin(initialState: Profile()) {
             Feedback<Profile, ProfileEvent>(
                 attachedTo: gear,
-                propagating: { (text: String) -> ProfileEvent? in
+                fromGear: { (text: String) -> ProfileEvent? in
                     onQueue.append(Self.onQueue(key))
                     return .note(text)
                 },

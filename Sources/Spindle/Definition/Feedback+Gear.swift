@@ -1,50 +1,14 @@
 import Dispatch
 
 extension Feedback {
-    /// Creates a feedback that propagates a gear event for each state that
-    /// `propagating` maps to one.
-    public init<GearEvent: Sendable>(
-        attachedTo gear: Gear<GearEvent>,
-        propagating: @escaping @Sendable (State) -> GearEvent?,
-        on queue: DispatchQueue? = nil
-    ) {
-        self.init(
-            effect: { state in
-                if let gearEvent = propagating(state) { gear.propagate(gearEvent) }
-                return nil
-            },
-            on: queue,
-            applying: .continueOnNewState
-        )
-    }
-
     /// Creates a feedback that turns the gear's events into this loop's
     /// events while the loop runs (attached at start, detached at stop).
-    ///
-    /// When the loop's events and the gear's are of one type, Swift cannot
-    /// tell this form from the state → gear one by the closure alone; write
-    /// ``init(attachedTo:fromGear:on:)`` (and ``init(attachedTo:toGear:on:)``
-    /// for the other direction) to say which.
-    /// - Parameters:
-    ///   - gear: the gear to listen to.
-    ///   - propagating: maps a gear event to a loop event, or nil to ignore it.
-    ///   - queue: where `propagating` runs (a serial queue keeps each
-    ///     propagating thread's order); nil: on the thread that calls
-    ///     ``Gear/propagate(_:)``.
-    public init<GearEvent: Sendable>(
-        attachedTo gear: Gear<GearEvent>,
-        propagating: @escaping @Sendable (GearEvent) -> Event?,
-        on queue: DispatchQueue? = nil
-    ) {
-        self.init(attachedTo: gear, fromGear: propagating, on: queue)
-    }
-
-    /// The gear → loop form under a label of its own: turns the gear's
-    /// events into this loop's events while the loop runs.
     /// - Parameters:
     ///   - gear: the gear to listen to.
     ///   - transform: maps a gear event to a loop event, or nil to ignore it.
-    ///   - queue: where `transform` runs; nil: on the propagating thread.
+    ///   - queue: where `transform` runs (a serial queue keeps each
+    ///     propagating thread's order); nil: on the thread that calls
+    ///     ``Gear/propagate(_:)``.
     public init<GearEvent: Sendable>(
         attachedTo gear: Gear<GearEvent>,
         fromGear transform: @escaping @Sendable (GearEvent) -> Event?,
@@ -67,8 +31,8 @@ extension Feedback {
         )
     }
 
-    /// The state → gear form under a label of its own: propagates a gear
-    /// event for each state that `transform` maps to one.
+    /// Creates a feedback that propagates a gear event for each state that
+    /// `transform` maps to one.
     /// - Parameters:
     ///   - gear: the gear to propagate to.
     ///   - transform: maps a state to a gear event, or nil.
@@ -79,7 +43,38 @@ extension Feedback {
         toGear transform: @escaping @Sendable (State) -> GearEvent?,
         on queue: DispatchQueue? = nil
     ) {
-        self.init(attachedTo: gear, propagating: transform, on: queue)
+        self.init(
+            effect: { state in
+                if let gearEvent = transform(state) { gear.propagate(gearEvent) }
+                return nil
+            },
+            on: queue,
+            applying: .continueOnNewState
+        )
+    }
+
+    /// Spin.Swift's spelling of ``init(attachedTo:toGear:on:)``: one label,
+    /// `propagating:`, for both directions, which Swift cannot tell apart
+    /// when the state, the loop's events and the gear's are one type.
+    @available(*, deprecated, renamed: "init(attachedTo:toGear:on:)", message: "say the direction: toGear: (state → gear)")
+    public init<GearEvent: Sendable>(
+        attachedTo gear: Gear<GearEvent>,
+        propagating transform: @escaping @Sendable (State) -> GearEvent?,
+        on queue: DispatchQueue? = nil
+    ) {
+        self.init(attachedTo: gear, toGear: transform, on: queue)
+    }
+
+    /// Spin.Swift's spelling of ``init(attachedTo:fromGear:on:)``: one label,
+    /// `propagating:`, for both directions, which Swift cannot tell apart
+    /// when the state, the loop's events and the gear's are one type.
+    @available(*, deprecated, renamed: "init(attachedTo:fromGear:on:)", message: "say the direction: fromGear: (gear → loop)")
+    public init<GearEvent: Sendable>(
+        attachedTo gear: Gear<GearEvent>,
+        propagating transform: @escaping @Sendable (GearEvent) -> Event?,
+        on queue: DispatchQueue? = nil
+    ) {
+        self.init(attachedTo: gear, fromGear: transform, on: queue)
     }
 
     /// Short syntax: propagates `gearEvent` whenever the state equals `state`.
@@ -89,7 +84,7 @@ extension Feedback {
         propagating gearEvent: GearEvent,
         on queue: DispatchQueue? = nil
     ) where State: Equatable {
-        self.init(attachedTo: gear, propagating: { $0 == state ? gearEvent : nil }, on: queue)
+        self.init(attachedTo: gear, toGear: { $0 == state ? gearEvent : nil }, on: queue)
     }
 
     /// Short syntax: emits `event` whenever the gear propagates `gearEvent`.
