@@ -10,8 +10,10 @@
 # run.
 #
 # Usage: scripts/load.sh [seconds per run, default 10]
-#   SPINDLE_LOAD_REPEATS=N: rounds per cell (default 3); each figure is
-#   the median of its rounds, the modes' order rotated every round.
+#   SPINDLE_LOAD_REPEATS=N: rounds per cell (default 5); each figure is
+#   the median of its rounds, the modes' order rotated every round. A slow
+#   phase of the machine can take a cell's requests/s down for a round or
+#   two: a median of 5 rides out two such rounds, a median of 3 only one.
 #   SPINDLE_LOAD_MODES="plain spindle-nio": only these modes (default: all
 #   three; the ratios need plain).
 #   SPINDLE_LOAD_SMOKE=1: one second per cell and 1,000 idle connections
@@ -24,7 +26,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=${1:-10}
-repeats=${SPINDLE_LOAD_REPEATS:-3}
+repeats=${SPINDLE_LOAD_REPEATS:-5}
 idle=10000
 if [[ ${SPINDLE_LOAD_SMOKE:-0} == 1 ]]; then
     seconds=1
