@@ -1,7 +1,7 @@
 #if SpindleNIO
 import NIOCore
 import NIOEmbedded
-@_spi(Testing) import Spindle
+@_spi(Testing) @testable import Spindle
 import SpindleNIO
 import SpindleTestSupport
 import Testing

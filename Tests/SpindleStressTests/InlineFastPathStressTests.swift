@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) @testable import Spindle
 import Synchronization
 import Testing
 import SpindleTestSupport

@@ -1,4 +1,4 @@
-@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) @testable import Spindle
 import Testing
 import SpindleTestSupport
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) import Spindle
+@_spi(Testing) @testable import Spindle
 import Testing
 import SpindleTestSupport
 

@@ -1,5 +1,5 @@
 import Foundation
-@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+@_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) @testable import Spindle
 import Testing
 import SpindleTestSupport
 

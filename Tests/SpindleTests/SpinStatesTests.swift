@@ -1,4 +1,4 @@
-import Spindle
+@testable import Spindle
 import Testing
 import SpindleTestSupport
 

@@ -204,12 +204,6 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         core.subscribeStates(limit: bufferingPolicy.limit)
     }
 
-    /// The `states` subscriptions that still receive states (for tests: a
-    /// cancelled or dropped sequence must leave). Any thread.
-    package var stateSubscriberCount: Int {
-        core.stateSubscriberCount
-    }
-
     /// Sends an event to the loop. Any thread; lock-free on the default queue.
     ///
     /// - Parameter event: the event to reduce.
@@ -342,24 +336,6 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// cancelled, late events discarded, effects dispatched, handled,
     /// discarded at stop and unhandled.
     public var statistics: LoopStatistics { LoopStatistics(core.counters) }
-
-    /// Tests: the loop's scheduling state and whether its queue looks empty,
-    /// for a stall's report. A snapshot of racing values.
-    @_spi(Testing) public var schedulingSnapshot: String {
-        "\(core.schedulingState.load(ordering: .sequentiallyConsistent)), queue empty \(core.queueLooksEmpty)"
-    }
-
-    /// Tests: how many boxes the state snapshot holds (more than two once a
-    /// publish found a reader inside the box it meant to reuse). Only once
-    /// the loop has stopped.
-    @_spi(Testing) public var stateBoxCount: Int { core.snapshot.boxCount }
-
-    /// Tests: the schedulings emits ran on the loop's own executor, by the
-    /// direct path (the loop taken with its queue empty) and by the inline
-    /// fast path (after enqueueing): the premise of the stress tests.
-    @_spi(Testing) public var runsInPlace: (direct: Int, inline: Int) {
-        (core.counters.directRuns.load(ordering: .relaxed), core.counters.inlineRuns.load(ordering: .relaxed))
-    }
 }
 
 /// A loop's failure to start (see `SpinLoop.startError`).

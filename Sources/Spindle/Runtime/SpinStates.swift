@@ -67,9 +67,6 @@ public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
         handle = StateSubscriptionHandle(subscription)
     }
 
-    /// States buffered, not yet taken (for tests). Any thread.
-    package var bufferedCount: Int { handle.subscription.bufferedCount }
-
     public func makeAsyncIterator() -> Iterator {
         Iterator(handle: handle)
     }

@@ -70,10 +70,6 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
     /// most 32. Any thread.
     public var spareThreads: Int { core.spareThreads }
 
-    /// Tests: the pool's scheduling words in one line (threads searching,
-    /// sleeping, blocked in `.block` emits, spares; the ready queue empty or
-    /// not), for a stall's report. A snapshot of racing values.
-    @_spi(Testing) public var schedulingSnapshot: String { core.schedulingSnapshot }
 
     /// Stops every loop on the pool with ``StopMode/drain``, waits until each
     /// has finished, then ends the pool's threads. Loops started afterwards
@@ -91,18 +87,5 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
 
     // MARK: Tests
 
-    /// Tests: holds the next thread that starts looking for work there,
-    /// counted as searching, as if the kernel had switched it out, until
-    /// ``releaseHeldSearcher()``.
-    package func holdNextSearcher() { core.holdNextSearcher() }
-    /// Tests: a thread is held by ``holdNextSearcher()``.
-    package var isHoldingSearcher: Bool { core.isHoldingSearcher }
-    /// Tests: a thread of the pool sleeps.
-    package var hasSleepingThread: Bool { core.hasSleepingThread }
-    /// Tests: how many times an emit found a loop queued behind switched-out
-    /// searchers and woke a sleeper (the rescue).
-    package var rescues: Int { core.rescues }
-    /// Tests: lets the held thread go on.
-    package func releaseHeldSearcher() { core.releaseHeldSearcher() }
 }
 

@@ -1,0 +1,55 @@
+internal import Atomics
+
+// What the tests look at inside the engine, and the hooks they drive it
+// with. Internal: the test targets reach them with `@testable import
+// Spindle` (debug builds), as swift-nio's tests reach NIOCore's internals;
+// no production type exposes them.
+
+extension ReducerPool {
+    /// The pool's scheduling words in one line (threads searching, sleeping,
+    /// blocked in `.block` emits, spares; the ready queue empty or not), for
+    /// a stall's report. A snapshot of racing values.
+    var schedulingSnapshot: String { core.schedulingSnapshot }
+    /// Holds the next thread that starts looking for work there, counted as
+    /// searching, as if the kernel had switched it out, until
+    /// `releaseHeldSearcher()`.
+    func holdNextSearcher() { core.holdNextSearcher() }
+    /// A thread is held by `holdNextSearcher()`.
+    var isHoldingSearcher: Bool { core.isHoldingSearcher }
+    /// A thread of the pool sleeps.
+    var hasSleepingThread: Bool { core.hasSleepingThread }
+    /// How many times an emit found a loop queued behind switched-out
+    /// searchers and woke a sleeper (the rescue).
+    var rescues: Int { core.rescues }
+    /// Lets the held thread go on.
+    func releaseHeldSearcher() { core.releaseHeldSearcher() }
+}
+
+extension SpinLoop {
+    /// The `states` subscriptions that still receive states (a cancelled or
+    /// dropped sequence must leave). Any thread.
+    var stateSubscriberCount: Int { core.stateSubscriberCount }
+
+    /// The loop's scheduling state and whether its queue looks empty, for a
+    /// stall's report. A snapshot of racing values.
+    var schedulingSnapshot: String {
+        "\(core.schedulingState.load(ordering: .sequentiallyConsistent)), queue empty \(core.queueLooksEmpty)"
+    }
+
+    /// How many boxes the state snapshot holds (more than two once a publish
+    /// found a reader inside the box it meant to reuse). Only once the loop
+    /// has stopped.
+    var stateBoxCount: Int { core.snapshot.boxCount }
+
+    /// The schedulings emits ran on the loop's own executor, by the direct
+    /// path (the loop taken with its queue empty) and by the inline fast
+    /// path (after enqueueing): the premise of the stress tests.
+    var runsInPlace: (direct: Int, inline: Int) {
+        (core.counters.directRuns.load(ordering: .relaxed), core.counters.inlineRuns.load(ordering: .relaxed))
+    }
+}
+
+extension SpinStates {
+    /// States buffered, not yet taken. Any thread.
+    var bufferedCount: Int { handle.subscription.bufferedCount }
+}
