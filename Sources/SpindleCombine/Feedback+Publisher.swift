@@ -34,7 +34,8 @@ extension Feedback {
     /// - Parameters:
     ///   - effect: called with each state, on the feedback's queue's run.
     ///   - queue: where runs are started from (nil: the loop's queue when it
-    ///     runs on `SpinExecutor.queue(_:)`, or a serial queue of the feedback's own).
+    ///     runs on `SpinExecutor.queue(_:)`, or a serial queue of the
+    ///     feedback's own).
     ///   - strategy: what a new state does to a running subscription.
     public init(
         effect: @escaping @Sendable (State) -> AnyPublisher<Event, Never>,
@@ -89,9 +90,9 @@ extension Feedback {
     /// publisher is subscribed to (the usual `map`, `filter`, `merge` chains)
     /// see every state from the initial one. The engine sends each state
     /// synchronously, in reduction order, where the feedback runs: on
-    /// `queue` when one is named, else on the loop's executor (a reducer thread, or
-    /// the loop's queue) — so the operators chained
-    /// on the states publisher run there, as in Spin.Swift.
+    /// `queue` when one is named, else on the loop's executor (a reducer
+    /// thread, or the loop's queue) — so the operators chained on the
+    /// states publisher run there, as in Spin.Swift.
     ///
     /// > Important: Stopping (or releasing) the loop cancels the
     /// > subscription and completes the states publisher; events delivered

@@ -14,9 +14,9 @@ import SpindleTestSupport
 // The feedback contract for the publisher forms (the core forms are in
 // SpindleTests' FeedbackContractMatrixTests): on every executor (a reducer
 // pool, a dedicated thread, a serial queue through `SpinExecutor.queue`, a
-// `SerialExecutor`, the main actor), with a queue named or not, under both strategies,
-// each effect is called for the initial state first and then every new
-// state in order, never after `stop()` returns, and where the feedback
+// `SerialExecutor`, the main actor), with a queue named or not, under both
+// strategies, each effect is called for the initial state first and then
+// every new state in order, never after `stop()` returns, and where the feedback
 // runs: its queue, else the loop's serial queue. For the stream form, the
 // "call" is the arrival of a state in the chain built on the states
 // publisher, whose operators run there too.

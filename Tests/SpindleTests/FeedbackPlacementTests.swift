@@ -6,9 +6,8 @@ import Testing
 
 // Where a feedback's effect runs: the queue it names (label or method
 // form), else the loop's queue (SpinExecutor.queue), else the loop's
-// executor; and a
-// reducer-thread feedback right after each reduction, on the thread that
-// made the state. (The FeedbackFormsQueues snippet shows these forms.)
+// executor; and a reducer-thread feedback right after each reduction, on
+// the thread that made the state. (The FeedbackFormsQueues snippet shows these forms.)
 @Suite struct FeedbackPlacementTests {
     @Test func aFeedbackRunsOnTheQueueItNamesElseOnTheLoopsQueueElseOffBoth() async throws {
         let effects = DispatchQueue(label: "levels.effects")

@@ -27,8 +27,9 @@ extension EffectRouter {
     /// - Parameters:
     ///   - embed: the case's constructor, `Effect.someCase`. Called on the
     ///     reducer thread, with a payload extracted from an effect.
-    ///   - queue: a serial queue for the handler; nil: the loop's
-    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's queue
+    ///     (``SpinExecutor/queue(_:)``), or a serial queue of the route's
+    ///     own.
     ///   - handler: performs the effect, given its payload; the event it
     ///     returns, if any, is emitted into the loop.
     /// - Returns: this router with the route added last.
@@ -112,8 +113,9 @@ extension EffectRouter where Effect: Equatable {
     /// `.routeEffects(equalTo: .logSearch) { … }`.
     /// - Parameters:
     ///   - value: the effect this route handles.
-    ///   - queue: a serial queue for the handler; nil: the loop's
-    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's queue
+    ///     (``SpinExecutor/queue(_:)``), or a serial queue of the route's
+    ///     own.
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted into the loop.
     /// - Returns: this router with the route added last.

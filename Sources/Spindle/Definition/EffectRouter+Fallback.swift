@@ -12,8 +12,9 @@ extension EffectRouter {
     /// ``EffectHandlerError/routeIndex`` and the test runner's logs) is its
     /// position in the order the routes were added.
     /// - Parameters:
-    ///   - queue: a serial queue for the handler; nil: the loop's
-    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's queue
+    ///     (``SpinExecutor/queue(_:)``), or a serial queue of the route's
+    ///     own.
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted into the loop.
     /// - Returns: this router with the fallback added.

@@ -44,13 +44,13 @@ import Dispatch
 /// > reducer listed them, and across reductions in reduction order. Each
 /// > route runs its synchronous handlers one at a time, in that order, on its
 /// > queue (the one given with `on:` — it must be serial —, else the loop's
-/// > queue when it runs on ``SpinExecutor/queue(_:)``, else a serial queue of its own per loop); the events
-/// > they return are reduced in that order. Async and emitting handlers are
-/// > called on the route's queue in that order, each as its own `Task` run
-/// > there up to its first suspension, and then run concurrently (on the
-/// > route's queue when you named one, else on the global executor): the
-/// > order in which they proceed and finish, and so the order of their
-/// > events, is not promised.
+/// > queue when it runs on ``SpinExecutor/queue(_:)``, else a serial queue
+/// > of its own per loop); the events they return are reduced in that
+/// > order. Async and emitting handlers are called on the route's queue in
+/// > that order, each as its own `Task` run there up to its first
+/// > suspension, and then run concurrently (on the route's queue when you
+/// > named one, else on the global executor): the order in which they
+/// > proceed and finish, and so the order of their events, is not promised.
 ///
 /// > Important: Stopping the loop discards the effects whose handler has not
 /// > been called (counted in ``LoopStatistics/effectsDiscardedAtStop``),
@@ -121,8 +121,9 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - extract: the payload of the effects this route handles; nil passes
     ///     the effect to the next route. Runs on the reducer thread.
-    ///   - queue: a serial queue for the handler; nil: the loop's
-    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's queue
+    ///     (``SpinExecutor/queue(_:)``), or a serial queue of the route's
+    ///     own.
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted into the loop.
     /// - Returns: this router with the route added last.
@@ -187,8 +188,9 @@ public struct EffectRouter<Effect: Sendable, Event: Sendable>: Sendable {
     /// - Parameters:
     ///   - predicate: true for the effects this route handles. Runs on the
     ///     reducer thread.
-    ///   - queue: a serial queue for the handler; nil: the loop's
-    ///     queue (``SpinExecutor/queue(_:)``), or a serial queue of the route's own.
+    ///   - queue: a serial queue for the handler; nil: the loop's queue
+    ///     (``SpinExecutor/queue(_:)``), or a serial queue of the route's
+    ///     own.
     ///   - handler: performs the effect; the event it returns, if any, is
     ///     emitted into the loop.
     /// - Returns: this router with the route added last.

@@ -31,8 +31,9 @@ extension Feedback {
     ///     (every state by default).
     ///   - queue: where the effect is called and states are handed to the
     ///     stream (nil: the loop's executor). The sequence is iterated there
-    ///     too when it is a queue (`on:`, or a loop on ``SpinExecutor/queue(_:)``), else
-    ///     on the concurrency runtime's executor.
+    ///     too when it is a queue (`on:`, or a loop on
+    ///     ``SpinExecutor/queue(_:)``), else on the concurrency runtime's
+    ///     executor.
     public init<Events: AsyncSequence & SendableMetatype>(
         streamEffect effect: @escaping @Sendable (AsyncStream<State>) -> Events,
         bufferingPolicy: SpinStates<State>.BufferingPolicy = .unbounded,

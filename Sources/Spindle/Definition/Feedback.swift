@@ -7,10 +7,10 @@ import Dispatch
 /// `(State) async -> Event?` (optionally throwing), or a function returning an
 /// `AsyncSequence` of events. A feedback that names no queue runs on the
 /// loop's executor (the shared reducer pool by default; see
-/// ``SpinOptions/executor``), right after each reduction, in declaration order; one
-/// given a queue with `on:` / ``execute(on:)`` runs its effect code on that
-/// queue, whatever the form. Either way it sees the initial state first, then
-/// every new state in reduction order.
+/// ``SpinOptions/executor``), right after each reduction, in declaration
+/// order; one given a queue with `on:` / ``execute(on:)`` runs its effect
+/// code on that queue, whatever the form. Either way it sees the initial
+/// state first, then every new state in reduction order.
 ///
 /// > Important: Never block the loop's executor in a feedback that names no
 /// > queue: it is shared with other loops (on a pool) or the rest of the app

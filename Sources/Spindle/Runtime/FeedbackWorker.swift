@@ -83,8 +83,8 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let filter: (@Sendable (State) -> Bool)?
     /// Where the tasks of async and stream effects run after their first
     /// suspension (until then they run where the state was handed over):
-    /// the feedback's queue, else the loop's serial queue (`SpinExecutor.queue`),
-    /// else nil, the global concurrent executor.
+    /// the feedback's queue, else the loop's serial queue
+    /// (`SpinExecutor.queue`), else nil, the global concurrent executor.
     private let taskExecutor: QueueTaskExecutor?
     /// Observer calls about runs, in the order the `runs` lock decided them;
     /// nil when the loop has no observer.

@@ -272,8 +272,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     override var budget: Int { options.maxBatch }
 
-    /// The loop's serial queue when it runs on one (`SpinExecutor.queue`): where effects that name no queue run.
-    var executorQueue: DispatchQueue? { (executor as? QueueExecutor)?.queue }
+    /// The loop's serial queue when it runs on one (`SpinExecutor.queue`):
+    /// where effects that name no queue run. Read from the options, as the
+    /// start read it for the effect routes (`PreparedSpin`).
+    var executorQueue: DispatchQueue? { options.executor?.serialQueue }
 
     /// The `states` subscribers if any subscription was ever made, else nil.
     /// Any thread.

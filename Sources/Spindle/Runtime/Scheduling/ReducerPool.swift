@@ -70,7 +70,6 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
     /// most 32. Any thread.
     public var spareThreads: Int { core.spareThreads }
 
-
     /// Stops every loop on the pool with ``StopMode/drain``, waits until each
     /// has finished, then ends the pool's threads. Loops started afterwards
     /// fail with ``SpinExecutorError/poolShutDown(pool:)``. Calling it again
@@ -84,8 +83,5 @@ public final class ReducerPool: Sendable, CustomStringConvertible {
 
     /// True once ``shutdown()`` has begun.
     public var isShutDown: Bool { core.isShuttingDown }
-
-    // MARK: Tests
-
 }
 
