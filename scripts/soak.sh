@@ -15,7 +15,7 @@
 # within 5 % (RSS within 20 %; see CONTRIBUTING.md's "The soak"), and every
 # live object is freed at the end.
 #
-# MALLOC_ARENA_MAX=2, as the README advises for long-running processes:
+# MALLOC_ARENA_MAX=2, as CONTRIBUTING.md advises for long-running processes:
 # glibc otherwise gives each thread that ever allocated an arena of its own
 # and keeps them, and a soak that starts effect tasks on dispatch threads
 # would measure the allocator's arenas rather than Spindle.

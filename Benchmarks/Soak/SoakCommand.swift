@@ -158,9 +158,14 @@ struct MemoryBooks {
     var resident: [Int] = []
     /// Empty where the allocator cannot say.
     var inUse: [Int] = []
+    /// The process's threads, at each sample (empty where /proc cannot
+    /// say): printed, for a reader who wonders whether a growth came with
+    /// new threads (see `SoakWorld.renderQueues`).
+    var threads: [Int] = []
 
     mutating func sample() {
         resident.append(ProcessMemory.residentBytes())
+        if let count = ProcessMemory.threadCount() { threads.append(count) }
         let heap = Int(bench_malloc_in_use_bytes())
         if heap >= 0 { inUse.append(heap) }
     }
@@ -181,6 +186,9 @@ struct MemoryBooks {
         // reference (a leak raises every sample; a burst, a few).
         let heap = Self.growth(inUse, warmUpSeconds: warmUpSeconds) { after in Self.median(after.suffix(10)) }
         print("soak: heap in use MiB per second: \(Self.mebibytes(inUse))")
+        if !threads.isEmpty {
+            print("soak: threads per second: \(threads.map(String.init).joined(separator: " "))")
+        }
         print(String(format: "soak: heap in use after warm-up %.1f MiB (median of 10 s), at the end %.1f MiB: %+.2f%% (limit %.1f%%)",
                      heap.reference / Self.mib, heap.after / Self.mib, heap.percent, maxHeapGrowth))
         if heap.percent > maxHeapGrowth {
@@ -213,8 +221,17 @@ struct MemoryBooks {
     }
 }
 
-/// The resident set size, from /proc/self/statm (0 where there is none).
+/// The resident set size, from /proc/self/statm (0 where there is none),
+/// and the thread count, from /proc/self/status.
 enum ProcessMemory {
+    static func threadCount() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return nil }
+        for line in text.split(separator: "\n") where line.hasPrefix("Threads:") {
+            return Int(line.dropFirst("Threads:".count).trimmingCharacters(in: .whitespaces))
+        }
+        return nil
+    }
+
     static func residentBytes() -> Int {
         guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
         let fields = text.split(separator: " ")

@@ -15,6 +15,13 @@ final class SoakWorld: Sendable {
     let producers: Int
     let slots: [SoakSlot]
     let gears: [Gear<SoakPulse>]
+    /// The renderers' serial queues, on the global (not overcommit) queue's
+    /// threads. A queue made with a label alone is overcommit: while the
+    /// soak keeps both cores busy, libdispatch adds a worker each time it
+    /// finds its workers stalled, and each worker it adds keeps its freed
+    /// continuations (one per `async`), up to 80 KiB, until it exits. The
+    /// heap check would then measure libdispatch's thread pool rather than
+    /// Spindle (CONTRIBUTING.md, "The soak").
     let renderQueues: [DispatchQueue]
     let acceptedTotal = SoakCount()
     let reducedTotal: SoakCount
@@ -24,7 +31,7 @@ final class SoakWorld: Sendable {
     init(loops: Int, producers: Int) {
         self.producers = producers
         let gears = (0..<Self.gears).map { _ in Gear<SoakPulse>() }
-        let renderQueues = (0..<Self.gears).map { DispatchQueue(label: "soak.render.\($0)") }
+        let renderQueues = (0..<Self.gears).map { DispatchQueue(label: "soak.render.\($0)", target: .global()) }
         let reducedTotal = SoakCount()
         let backlog = SoakBacklog()
         let generations = SoakCount()
