@@ -30,3 +30,4 @@ void *spindle_thread_pool(void) {
 
 // How many loop schedulings this thread is inside (CSpindle.h).
 _Thread_local unsigned spindle_thread_slice_depth;
+_Thread_local uint64_t spindle_thread_schedulings;

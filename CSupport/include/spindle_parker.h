@@ -88,7 +88,18 @@ void *spindle_thread_pool(void);
 /// scheduling and leaves after it.
 static inline __attribute__((always_inline)) void spindle_thread_enter_slice(void) {
     extern _Thread_local unsigned spindle_thread_slice_depth;
+    extern _Thread_local uint64_t spindle_thread_schedulings;
     spindle_thread_slice_depth++;
+    spindle_thread_schedulings++;
+}
+
+/// How many loop schedulings the calling thread has entered so far (each
+/// `spindle_thread_enter_slice` counts one). A runner that reads the same
+/// count plus one when it next runs a loop it left idle knows the thread
+/// ran no other loop in between. Thread-local, as the depth.
+static inline __attribute__((always_inline)) uint64_t spindle_thread_scheduling_count(void) {
+    extern _Thread_local uint64_t spindle_thread_schedulings;
+    return spindle_thread_schedulings;
 }
 
 static inline __attribute__((always_inline)) void spindle_thread_leave_slice(void) {

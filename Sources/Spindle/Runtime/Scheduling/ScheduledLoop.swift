@@ -51,6 +51,12 @@ class ScheduledLoop: @unchecked Sendable {
     /// Runner only, as `formationPauses`.
     nonisolated(unsafe) private var idleWaitSkips = 0
     nonisolated(unsafe) private var idleWaitMisses = 0
+    /// The thread that last left this loop idle, and its scheduling count
+    /// then (`spindle_thread_scheduling_count`): the next runner tells from
+    /// them whether the loop came back to a thread that ran nothing else
+    /// meanwhile (see `waitForNextEvent`). Runner only, as `formationPauses`.
+    nonisolated(unsafe) private var idleThread: UInt = 0
+    nonisolated(unsafe) private var idleSchedulings: UInt64 = 0
     /// How long a runner waits for a loop's next event before an idle
     /// transition that costs a fence (`waitForNextEvent`): about what the
     /// fence costs, and several closed-loop round trips between cores.
@@ -222,7 +228,7 @@ class ScheduledLoop: @unchecked Sendable {
     /// - Parameter linger: true when the runner may keep the loop a little
     ///   longer: no other loop is waiting for this thread. Asked after a
     ///   slice that reduced more than one event, and after one that reduced
-    ///   one when going idle would cost a fence (`waitForNextEvent`); a
+    ///   one when the loop may be a closed loop (`waitForNextEvent`); a
     ///   loop whose events come one at a time otherwise gains nothing from
     ///   waiting.
     /// - Parameter beforeIdle: called once the slice drained the loop, just
@@ -241,13 +247,17 @@ class ScheduledLoop: @unchecked Sendable {
     private func runTaken(linger: () -> Bool, beforeIdle: () -> Void) -> RunResult {
         spindle_thread_enter_slice()
         defer { spindle_thread_leave_slice() }
-        runnerToken.store(currentThreadToken(), ordering: .relaxed)
+        let thread = currentThreadToken()
+        runnerToken.store(thread, ordering: .relaxed)
+        let backOnIdleThread = idleThread == thread
+            && idleSchedulings &+ 1 == spindle_thread_scheduling_count()
         var outcome = runSlice(budget: budget)
         while case .drained(let reduced) = outcome {
             if reduced > 1 {
                 guard linger(), waitForBatch(after: reduced, linger: linger) else { break }
             } else {
-                guard reduced == 1, waitForNextEvent(linger: linger) else { break }
+                guard reduced == 1,
+                      waitForNextEvent(backOnIdleThread: backOnIdleThread, linger: linger) else { break }
             }
             outcome = runSlice(budget: budget)
         }
@@ -261,6 +271,8 @@ class ScheduledLoop: @unchecked Sendable {
             return .reschedule
         case .drained:
             formationPauses = 8
+            idleThread = thread
+            idleSchedulings = spindle_thread_scheduling_count()
             beforeIdle()
             // The Dekker pair with the producers: they enqueue (a full
             // barrier), then read the state; we store the state, then read
@@ -319,24 +331,27 @@ class ScheduledLoop: @unchecked Sendable {
     }
 
     /// After a slice that reduced one event, before the idle transition:
-    /// when that transition costs a fence (`idleCostsFence`; a membarrier
-    /// interrupts every core running the process) and
-    /// `linger` allows, polls for the loop's next event for up to
-    /// `idleWaitNanoseconds`, or until another loop is queued for the
-    /// thread. A closed loop over a lane (emit, see the
-    /// state, emit again) then never goes idle: without the wait each of
-    /// its events paid the fence, and its producer, whose emits landed
-    /// while the runner was still on its way to idle, never saw the loop
-    /// idle and so kept its lane. A wait that sees nothing backs off: the
-    /// next 2, 4, … 64 such transitions go without one, so a loop fed one
-    /// event at a time but seldom pays at most one wait per 64 events.
-    /// True when the runner sees work. Runner only.
-    private func waitForNextEvent(linger: () -> Bool) -> Bool {
+    /// when `linger` allows, and either that transition costs a fence
+    /// (`idleCostsFence`; a membarrier interrupts every core running the
+    /// process) or the loop came back to a thread that ran no other loop
+    /// since it left it idle (`backOnIdleThread`), polls for the loop's next
+    /// event for up to `idleWaitNanoseconds`, or until another loop is
+    /// queued for the thread. A closed loop (emit, see the state, emit
+    /// again) then never goes idle: without the wait each of its events
+    /// paid the idle transition, a schedule and a pop (or the fence, over a
+    /// lane). The second condition is how such a loop shows itself without
+    /// a lane: its producer's emits find it idle, so it never earns one,
+    /// and a thread that had nothing else to do meanwhile loses nothing by
+    /// waiting; a loop among many busy ones never meets it. A wait that sees
+    /// nothing backs off: the next 2, 4, … 64 such transitions go without
+    /// one, so a loop fed one event at a time but seldom pays at most one
+    /// wait per 64 events. True when the runner sees work. Runner only.
+    private func waitForNextEvent(backOnIdleThread: Bool, linger: () -> Bool) -> Bool {
         if idleWaitSkips > 0 {
             idleWaitSkips -= 1
             return false
         }
-        guard idleCostsFence(), linger() else { return false }
+        guard idleCostsFence() || backOnIdleThread, linger() else { return false }
         // Another loop queued for this thread ends the wait: it goes first,
         // and this one pays its fence.
         if pause(
