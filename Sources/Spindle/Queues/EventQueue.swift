@@ -4,9 +4,9 @@
 /// Implementations: ``RingQueue`` (bounded C ring) and ``BaselineQueue``
 /// (pure Swift, the benchmark's yardstick). The ring's bounded-only members
 /// (capacity, depth, the space parker) are its own. The default queue,
-/// ``LockFreeQueue`` (liburcu wfcqueue), does not conform: it is one
-/// non-generic type for every loop, which takes events by their type at each
-/// call, and `LoopCore` reaches each kind through `QueueTag`, not through
+/// ``LockFreeQueue`` (liburcu wfcqueue), does not conform: it is a value,
+/// a typed handle over one non-generic storage for every loop, not an
+/// object, and `LoopCore` reaches each kind through `QueueTag`, not through
 /// this protocol.
 protocol EventQueue<Event>: AnyObject, Sendable {
     associatedtype Event: Sendable

@@ -41,7 +41,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`. Unwrapped with `!` (a branch), not
     // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
-    let lockFreeQueue: LockFreeQueue?
+    let lockFreeQueue: LockFreeQueue<Event>?
     /// The lanes the runner reads (default queue only; see
     /// LoopCore+Lanes.swift): changed by the runner, scanned by any thread
     /// under the gate. In the words' allocation; the C set follows its own
@@ -54,7 +54,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     let ringQueue: RingQueue<Event>?
     let baselineQueue: BaselineQueue<Event>?
     let counters = LoopCounters()
-    let snapshot: StateSnapshot
+    let snapshot: StateSnapshot<State>
     /// The `states` subscribers, created by the first subscription (most
     /// loops never have one): written once under `completion`'s lock before
     /// `words.observersCreated` is set (release); read after that flag.
@@ -152,21 +152,21 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         self.options = options
         self.reduceFunction = spin.reducer.reduceInPlace
         self.reduceRunFunction = spin.reducer.reduceRunInPlace
-        let snapshot = StateSnapshot.make(spin.initialState)
+        let snapshot = StateSnapshot(spin.initialState)
         self.snapshot = snapshot
-        statePointer = snapshot.runningState(as: State.self)
+        statePointer = snapshot.runningState
         self.observerBaseState = spin.initialState
         // Checked here, not by the hub's failable init: in this unspecialized
         // generic code, calling it (or counting the array) costs metadata
         // lookups per start.
         self.hub = spin.hasObservers ? ObserverHub(spin.observers) : nil
-        var lockFree: LockFreeQueue?
+        var lockFree: LockFreeQueue<Event>?
         var ring: RingQueue<Event>?
         var baseline: BaselineQueue<Event>?
         switch options.queue {
         case .lockFree:
             queueTag = .lockFree
-            lockFree = LockFreeQueue(of: Event.self)
+            lockFree = LockFreeQueue<Event>()
         case .bounded(let capacity, _):
             queueTag = .ring
             ring = RingQueue<Event>(capacity: capacity)
@@ -185,7 +185,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
 
     deinit {
         // A marker still queued: its lane's thread frees it (ORPHANED).
-        lockFreeQueue?.discardAll(of: Event.self) { _ = spindle_lane_release_loop($0) }
+        lockFreeQueue?.discardAll { _ = spindle_lane_release_loop($0) }
         releaseLanes()
         // Last, as the released properties would have freed it before.
         lockFreeQueue?.destroy()
@@ -309,7 +309,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // Finished before the subscribers existed: end them here (`complete`
         // ends them when they existed first; the lock orders the two). The
         // final state is the snapshot's: published before the report.
-        if finished { observers.finish(final: snapshot.value(as: State.self)) }
+        if finished { observers.finish(final: snapshot.value()) }
         return observers.subscribe(limit: limit) { [self] in wake() }
     }
 

@@ -164,7 +164,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
 
     /// The latest published state. Any thread, no lock; published after each
     /// batch the reducer thread reduces.
-    public var state: State { core.snapshot.value(as: State.self) }
+    public var state: State { core.snapshot.value() }
 
     /// A new subscription to the loop's states, as ``states(bufferingPolicy:)``
     /// with the standard policy.

@@ -30,16 +30,19 @@ internal import Atomics
 /// the reducer's load sees the reader inside. A reader retries only when
 /// the reducer published in between (lock-free).
 ///
-/// Not generic: allocating an instance of a generic class asks the runtime
-/// for its metadata (a hash-table lookup), once per loop started; the
-/// state's type is a parameter of each method instead, and every call for
-/// one snapshot must name the type `make` was given.
+/// A loop reaches it through `StateSnapshot<State>`, its typed handle
+/// (below). The object itself is not generic: allocating an instance of a
+/// generic class asks the runtime for its metadata (a hash-table lookup),
+/// once per loop started. So the state's type is a parameter of each of
+/// its methods, which must name the type `make` was given; they are
+/// fileprivate, and the handle, made by `make` with that type, is the only
+/// caller.
 ///
 /// Thread safety: `value` from any thread; `publish` on the reducer thread
 /// only (one at a time: the loop's scheduling orders its runners).
 // Not `Sendable` (a `ManagedBuffer` cannot be): the loop that holds it is
 // shared, and calls it as "Thread safety" says.
-final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
+final class _UnsafeStateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     /// A box's header; the state follows at `stateOffset`.
     private struct BoxHeader {
         var readers: Int.AtomicRepresentation
@@ -48,7 +51,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
 
     /// A snapshot publishing `initial`, whose running state (see
     /// `runningState(as:)`) is `initial` too.
-    static func make<State>(_ initial: State) -> StateSnapshot {
+    fileprivate static func make<State>(_ initial: State) -> _UnsafeStateSnapshot {
         let layout = Layout(State.self)
         let buffer = create(minimumCapacity: layout.tailBytes) { buffer in
             // The states first (the elements exist before the header), so
@@ -60,7 +63,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
             return StateSnapshotFields(current: .init(slots.first), spare: slots.second,
                                        firstBox: slots.first, stateType: State.self)
         }
-        return unsafeDowncast(buffer, to: StateSnapshot.self)
+        return unsafeDowncast(buffer, to: _UnsafeStateSnapshot.self)
     }
 
     deinit {
@@ -68,7 +71,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     }
 
     /// The latest published state. Any thread.
-    func value<State>(as type: State.Type) -> State {
+    fileprivate func value<State>(as type: State.Type) -> State {
         while true {
             let box = current.load(ordering: .sequentiallyConsistent)
             let readers = Self.readers(of: box)
@@ -84,7 +87,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     }
 
     /// Publishes `state`. Reducer thread only.
-    func publish<State>(_ state: State) {
+    fileprivate func publish<State>(_ state: State) {
         let box: UnsafeMutableRawPointer
         if let free = freeSpare() ?? freeBox() {
             box = free
@@ -99,7 +102,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     /// thread only; the snapshot only holds it, next to its boxes, so a
     /// reduction and its publish touch one allocation). Valid while the
     /// snapshot lives; `State` must be the type `make` was given.
-    func runningState<State>(as type: State.Type) -> UnsafeMutablePointer<State> {
+    fileprivate func runningState<State>(as type: State.Type) -> UnsafeMutablePointer<State> {
         Self.inlineSlots(of: self, Layout(State.self)).running.assumingMemoryBound(to: State.self)
     }
 
@@ -232,7 +235,7 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
 
     // Opened from the fields' `stateType` (an implicitly opened existential):
     // destroys every state, and frees the boxes added after `make`.
-    private static func destroy<State>(_ snapshot: StateSnapshot, holding type: State.Type) {
+    private static func destroy<State>(_ snapshot: _UnsafeStateSnapshot, holding type: State.Type) {
         let slots = inlineSlots(of: snapshot, Layout(State.self))
         var next: UnsafeMutableRawPointer? = snapshot.fields.pointee.firstBox
         while let box = next {
@@ -245,9 +248,9 @@ final class StateSnapshot: ManagedBuffer<StateSnapshotFields, UInt8> {
     }
 }
 
-/// A ``StateSnapshot``'s fields, in its object before the states.
+/// An `_UnsafeStateSnapshot`'s fields, in its object before the states.
 struct StateSnapshotFields {
-    /// The published box (atomic: see `StateSnapshot.current`).
+    /// The published box (atomic: see `_UnsafeStateSnapshot.current`).
     var current: UnsafeMutableRawPointer.AtomicRepresentation
     /// Reducer thread only: the box replaced by the last publish.
     var spare: UnsafeMutableRawPointer?
@@ -258,4 +261,37 @@ struct StateSnapshotFields {
     /// metatype, not a closure: a closure over `State` would cost a
     /// context allocation per loop started.
     let stateType: Any.Type
+}
+
+/// A loop's latest state, readable from any thread without a lock: the
+/// typed handle of an `_UnsafeStateSnapshot`, made with the loop's `State`
+/// and the only way to reach one, so no call can name another type.
+/// Generic, but a value holding one reference: unspecialized code copies it
+/// without asking for metadata, and its calls inline to the storage's.
+///
+/// Thread safety: as the storage's: `value()` from any thread; `publish`
+/// and `runningState` on the reducer thread only.
+struct StateSnapshot<State> {
+    private let storage: _UnsafeStateSnapshot
+
+    /// A snapshot publishing `initial`, whose running state is `initial` too.
+    init(_ initial: State) {
+        storage = .make(initial)
+    }
+
+    /// The latest published state. Any thread.
+    @inline(__always)
+    func value() -> State { storage.value(as: State.self) }
+
+    /// Publishes `state`. Reducer thread only.
+    @inline(__always)
+    func publish(_ state: State) { storage.publish(state) }
+
+    /// The loop's running state, the one its reducer mutates (reducer
+    /// thread only). Valid while the snapshot lives.
+    @inline(__always)
+    var runningState: UnsafeMutablePointer<State> { storage.runningState(as: State.self) }
+
+    /// How many boxes the snapshot holds (see `_UnsafeStateSnapshot`).
+    var boxCount: Int { storage.boxCount }
 }
