@@ -57,9 +57,9 @@ class ScheduledLoop: @unchecked Sendable {
     /// meanwhile (see `waitForNextEvent`). Runner only, as `formationPauses`.
     nonisolated(unsafe) private var idleThread: UInt = 0
     nonisolated(unsafe) private var idleSchedulings: UInt64 = 0
-    /// How long a runner waits for a loop's next event before an idle
-    /// transition that costs a fence (`waitForNextEvent`): about what the
-    /// fence costs, and several closed-loop round trips between cores.
+    /// How long a runner waits for a loop's next event before its idle
+    /// transition (`waitForNextEvent`): about what a lane's fence costs, and
+    /// several closed-loop round trips between cores.
     static let idleWaitNanoseconds: UInt64 = 2_000
     /// The batch a lingering runner lets form before it looks again
     /// (`waitForBatch`): its wait doubles while slices drain fewer events,
@@ -353,7 +353,7 @@ class ScheduledLoop: @unchecked Sendable {
         }
         guard idleCostsFence() || backOnIdleThread, linger() else { return false }
         // Another loop queued for this thread ends the wait: it goes first,
-        // and this one pays its fence.
+        // and this one pays its idle transition.
         if pause(
             atMost: .max, nanoseconds: Self.idleWaitNanoseconds,
             linger: linger, until: { runnerSeesWork() }
