@@ -170,10 +170,12 @@ let package = Package(
         // Helpers shared by the test targets: locks, recorders, waiting,
         // threads. Not a product.
         .target(name: "SpindleTestSupport", path: "Tests/SpindleTestSupport"),
+        // The test matrices' third queue kind, a custom queue (SPI).
+        .target(name: "SpindleQueueFixture", dependencies: ["Spindle"], path: "Tests/SpindleQueueFixture"),
         // The levels example's types (Getting started) for the test targets
         // that use them as a fixture.
         .target(name: "SpindleLevelsFixture", path: "Tests/SpindleLevelsFixture"),
-        .testTarget(name: "SpindleTests", dependencies: ["Spindle", "SpindleTestSupport"]),
+        .testTarget(name: "SpindleTests", dependencies: ["Spindle", "SpindleTestSupport", "SpindleQueueFixture"]),
         .testTarget(
             name: "SpindleTestingTests",
             dependencies: ["SpindleTesting", "Spindle", "SpindleTestSupport", "SpindleLevelsFixture"]
@@ -190,7 +192,7 @@ let package = Package(
         .testTarget(
             name: "SpindleObservabilityTests",
             dependencies: [
-                "Spindle", "SpindleReplay", "SpindleTestSupport",
+                "Spindle", "SpindleReplay", "SpindleTestSupport", "SpindleQueueFixture",
                 .target(name: "SpindleMetrics", condition: .when(traits: ["SpindleMetrics"])),
                 "spindle-recorder-child", "RecorderCrashFixture",
                 .product(name: "Logging", package: "swift-log"),
@@ -217,7 +219,8 @@ let package = Package(
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle", "SpindleTestSupport"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.
-        .testTarget(name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle", "SpindleTestSupport"]),
+        .testTarget(
+            name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle", "SpindleTestSupport", "SpindleQueueFixture"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,5 +1,4 @@
 @_spi(Benchmarks) import Spindle
-
 /// The engines compared side by side. The queue engines (`lockfree`, `ring`,
 /// `baseline`) vary the event queue on the default executor (the shared
 /// reducer pool); the executor engines (`pool`, `dedicated`, `dispatch`,
@@ -10,7 +9,8 @@ enum Engine: String, CaseIterable, Sendable {
     case lockfree
     /// The bounded C ring (`.bounded(capacity:overflow: .block)`).
     case ring
-    /// The pure-Swift comparison queue: a mutex around a ring buffer (`.baseline`).
+    /// The pure-Swift comparison queue: a mutex around a ring buffer
+    /// (`BaselineQueue`, plugged in as a custom queue, SPI).
     case baseline
     /// The shared reducer pool (the default executor), default queue.
     case pool
@@ -40,12 +40,14 @@ enum Engine: String, CaseIterable, Sendable {
     /// SpindleNIO's `SpinHandler`: a loop per connection on its event loop.
     case spindleNIO = "spindle-nio"
 
-    /// The loop's options for this engine; `ringCapacity` applies to `ring`.
-    func options(ringCapacity: Int) -> SpinOptions {
+    /// The options of a loop of `Event`s for this engine; `ringCapacity`
+    /// applies to `ring`. Called where `Event` is known (`ScenarioRun.start`),
+    /// so that the baseline queue is specialized for it.
+    func options<Event: Sendable>(ringCapacity: Int, for _: Event.Type) -> SpinOptions {
         switch self {
         case .lockfree: SpinOptions(queue: .lockFree)
         case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
-        case .baseline: SpinOptions(queue: .baseline)
+        case .baseline: SpinOptions(queue: .custom(BaselineQueue<Event>.factory))
         case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO: SpinOptions(executor: .sharedPool)
         case .dedicated: SpinOptions(executor: .dedicatedThread)
         }
@@ -59,7 +61,7 @@ enum Engine: String, CaseIterable, Sendable {
         switch self {
         case .lockfree: ".lockFree on the shared pool: liburcu wfcqueue, pooled nodes, batch splice"
         case .ring: ".bounded(capacity: 65536, overflow: .block) on the shared pool: the C ring"
-        case .baseline: ".baseline on the shared pool: pure Swift, a mutex around a ring buffer"
+        case .baseline: "pure Swift on the shared pool: a mutex around a ring buffer (a custom queue, specialized)"
         case .pool: "the shared reducer pool (default executor), .lockFree queue"
         case .dedicated: "a dedicated thread for the loop (.dedicatedThread), .lockFree queue"
         case .dispatch: "yardstick: one serial DispatchQueue per loop, one async per event (not Spindle)"

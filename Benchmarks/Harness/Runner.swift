@@ -32,7 +32,7 @@ struct Runner {
             func runOnce(_ engine: Engine, size: Int) async throws -> Sample {
                 let run = ScenarioRun(
                     scenario: scenario.name, engine: engine, events: size,
-                    options: engine.options(ringCapacity: scenario.ringCapacity),
+                    ringCapacity: scenario.ringCapacity,
                     timeout: timeout)
                 PeakMemory.reset()
                 let startRSS = PeakMemory.resident()

@@ -6,10 +6,18 @@ struct ScenarioRun: Sendable {
     let engine: Engine
     /// The scenario's size (see its description for what it counts).
     let events: Int
-    /// The loop's options for this engine.
-    let options: SpinOptions
+    /// The bounded queue's capacity (`Engine.ring`).
+    let ringCapacity: Int
     /// How long any wait inside the run may take before it fails.
     let timeout: Duration
+}
+
+extension ScenarioRun {
+    /// The options of a loop of `Event`s on this run's engine (the baseline
+    /// queue is specialized for `Event`: see `BaselineQueue`).
+    func options<Event: Sendable>(for eventType: Event.Type) -> SpinOptions {
+        engine.options(ringCapacity: ringCapacity, for: eventType)
+    }
 }
 
 /// What one repetition measured.

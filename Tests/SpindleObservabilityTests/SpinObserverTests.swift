@@ -3,10 +3,11 @@ import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
+import SpindleQueueFixture
 
 @Suite("SpinObserver: the loop observer hook")
 struct SpinObserverTests {
-    static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .baseline]
+    static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .locked]
 
     @Test("every reduction, in order, with its new state; started first, stopped last",
           arguments: [ExecutorKind.sharedPool, .dedicatedThread], queues)

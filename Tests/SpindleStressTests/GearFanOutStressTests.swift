@@ -1,5 +1,6 @@
 import Dispatch
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import SpindleQueueFixture
 import Testing
 import SpindleTestSupport
 
@@ -109,7 +110,7 @@ extension StressSuite {
                 let slots = 16
                 let steadySlots = 4  // never stopped before the end
                 let gear = Gear<GearItem>()
-                let queues: [QueueKind] = [.lockFree, .bounded(capacity: 256, overflow: .block), .baseline]
+                let queues: [QueueKind] = [.lockFree, .bounded(capacity: 256, overflow: .block), .locked]
                 var nextID = 0
                 func member(_ slot: Int) throws -> FanOutMember {
                     defer { nextID += 1 }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import SpindleQueueFixture
 import Testing
 import SpindleTestSupport
 
@@ -42,7 +43,7 @@ extension StressSuite {
     /// and per-producer order; overall: live objects back to the baseline.
     @Suite("Many loops")
     struct ManyLoopsStressTests {
-        static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 16, overflow: .block), .baseline]
+        static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 16, overflow: .block), .locked]
 
         /// The executor kind of loop `index`: 40 % shared pool, 30 % private
         /// pool, 20 % serial queues, and one loop in fifty on a thread of its own.

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import SpindleQueueFixture
 import Testing
 import SpindleTestSupport
 
@@ -12,7 +13,7 @@ extension StressSuite {
     /// pool's threads are gone.
     @Suite("Pool shutdown")
     struct PoolShutdownStressTests {
-        static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .baseline]
+        static let queues: [QueueKind] = [.lockFree, .bounded(capacity: 64, overflow: .block), .locked]
 
         @Test("shutting a pool down under producers drains every loop; starting on it afterwards fails")
         func shuttingAPoolDownUnderProducersDrainsEveryLoop() async throws {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
+import SpindleQueueFixture
 import Synchronization
 import Testing
 
@@ -81,14 +82,14 @@ func stressLine(_ line: String) {
 func name(of queue: QueueKind) -> String {
     switch queue {
     case .lockFree: return "lockFree"
-    case .baseline: return "baseline"
+    case .custom(let factory): return factory.name
     case .bounded(let capacity, .block): return "ring(\(capacity),block)"
     case .bounded(let capacity, .dropNewest): return "ring(\(capacity),dropNewest)"
     }
 }
 
 /// The three queues every throughput-shaped test runs on.
-let stressQueues: [QueueKind] = [.lockFree, .bounded(capacity: 1024, overflow: .block), .baseline]
+let stressQueues: [QueueKind] = [.lockFree, .bounded(capacity: 1024, overflow: .block), .locked]
 
 // MARK: - Executors
 

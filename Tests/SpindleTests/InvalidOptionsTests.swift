@@ -2,6 +2,7 @@ import Dispatch
 import Spindle
 import Testing
 import SpindleTestSupport
+import SpindleQueueFixture
 
 // Options a caller computed (a capacity of 0, a maxBatch of 0) are a start
 // error the caller can handle, on every executor: the process never dies on
@@ -23,6 +24,9 @@ struct InvalidOptionsCase: Sendable, CustomTestStringConvertible {
                            reasonMentions: "capacity"),
         InvalidOptionsCase(name: "capacity 2^31", options: SpinOptions(queue: .bounded(capacity: 1 << 31, overflow: .block)),
                            reasonMentions: "capacity"),
+        // A custom queue (SPI) made for another event type than the loop's.
+        InvalidOptionsCase(name: "custom queue of Strings", options: SpinOptions(queue: .locked(for: String.self)),
+                           reasonMentions: "String"),
     ]
 }
 

@@ -3,6 +3,7 @@ import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Synchronization
 import SpindleTestSupport
+import SpindleQueueFixture
 
 /// Gates that async effects wait on until the test opens them. Waiting
 /// ignores task cancellation on purpose: it models an effect that does not
@@ -64,7 +65,7 @@ func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
 }
 
 /// The queue kinds every contract test runs on.
-let allQueueKinds: [QueueKind] = [.lockFree, .bounded(capacity: 256, overflow: .block), .baseline]
+let allQueueKinds: [QueueKind] = [.lockFree, .bounded(capacity: 256, overflow: .block), .locked]
 
 /// The executors every contract test runs on (with `allQueueKinds` where the
 /// queue matters too).

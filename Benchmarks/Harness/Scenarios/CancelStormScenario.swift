@@ -69,7 +69,7 @@ enum CancelStormScenario {
             try? await Task.sleep(for: .microseconds(20))
             return state.answered < state.ticks ? .answer(tick: state.ticks) : nil
         }, applying: .cancelOnNewState)
-        let loop = try Spin(initialState: StormState(), feedbacks: [feedback], reducer: reducer).start(options: run.options)
+        let loop = try Spin(initialState: StormState(), feedbacks: [feedback], reducer: reducer).start(options: run.options(for: StormEvent.self))
         let producer = ProducerThreads(count: 1, name: "producer") { _ in
             for _ in 0..<target { loop.emit(.tick) }
         }

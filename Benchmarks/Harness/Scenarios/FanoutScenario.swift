@@ -83,7 +83,7 @@ enum FanoutScenario {
                 on: DispatchQueue(label: "fanout-\(index)")
             ).delivering(delivery)
         }
-        let loop = try Spin(initialState: 0, feedbacks: feedbacks, reducer: reducer).start(options: run.options)
+        let loop = try Spin(initialState: 0, feedbacks: feedbacks, reducer: reducer).start(options: run.options(for: TickEvent.self))
         let producer = ProducerThreads(count: 1, name: "producer") { _ in
             for index in 0..<UInt32(target) { loop.emit(.tick(index)) }
         }

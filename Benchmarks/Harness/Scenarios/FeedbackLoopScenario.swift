@@ -60,7 +60,7 @@ enum FeedbackLoopScenario {
             return .increment
         })
         if run.engine == .queued { feedback = feedback.execute(on: DispatchQueue(label: "feedback-loop")) }
-        let loop = try Spin(initialState: 0, feedbacks: [feedback], reducer: reducer).start(options: run.options)
+        let loop = try Spin(initialState: 0, feedbacks: [feedback], reducer: reducer).start(options: run.options(for: CounterEvent.self))
         try await primed.wait(timeout: .seconds(30), "the feedback to see the initial state", in: run)
 
         let region = MeasuredRegion.begin()

@@ -49,7 +49,7 @@ enum HotAndColdScenario {
         let hotRunning = Atomic<Bool>(true)
 
         let hot = try Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in state &+ 1 })
-            .start(options: run.options)
+            .start(options: run.options(for: Int.self))
         var recorders: [ColdRecorder] = []
         var cold: [SpinLoop<StampState, StampEvent>] = []
         for _ in 0..<coldLoops {
@@ -62,7 +62,7 @@ enum HotAndColdScenario {
                 return nil
             })
             cold.append(try Spin(initialState: StampState(), feedbacks: [record], reducer: Reducer(StampState.reduce))
-                .start(options: run.options))
+                .start(options: run.options(for: StampEvent.self)))
         }
         let coldLoopsStarted = cold
 

@@ -40,7 +40,7 @@ enum IdleLoopsScenario {
         // of existentials would add 32 bytes per loop to the figure.
         var targets: [SpinLoop<Int, Int>] = []
         targets.reserveCapacity(loops)
-        for _ in 0..<loops { targets.append(try spin.start(options: run.options)) }
+        for _ in 0..<loops { targets.append(try spin.start(options: run.options(for: Int.self))) }
         let startNanoseconds = MonotonicClock.now() &- startBegan
         let started = targets
 

@@ -122,7 +122,7 @@ struct Latency100kScenario {
             return nil
         })
         let spin = Spin(initialState: StampState(), feedbacks: [record], reducer: Reducer(StampState.reduce))
-        let loop = try spin.start(options: run.options)
+        let loop = try spin.start(options: run.options(for: StampEvent.self))
         let interval = intervalNanoseconds
         let producer = ProducerThreads(count: 1, name: "paced") { _ in
             var slot = MonotonicClock.now()

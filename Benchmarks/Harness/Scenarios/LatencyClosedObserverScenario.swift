@@ -51,7 +51,7 @@ enum LatencyClosedObserverScenario {
         let publisher = Publisher()
         let loop = try Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
             .observed(by: publisher)
-            .start(options: run.options)
+            .start(options: run.options(for: StampEvent.self))
         let outcome = Outcome()
         let producer = ProducerThreads(count: 1, name: "closed-observer") { _ in
             for index in 1...count {

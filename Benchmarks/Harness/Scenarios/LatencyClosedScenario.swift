@@ -25,7 +25,7 @@ enum LatencyClosedScenario {
     private static func measure(_ run: ScenarioRun) async throws -> Sample {
         let count = run.events
         let loop = try Spin(initialState: StampState(), feedbacks: [], reducer: Reducer(StampState.reduce))
-            .start(options: run.options)
+            .start(options: run.options(for: StampEvent.self))
         var states = loop.states().makeAsyncIterator()
         let first = await states.next()
         try expect(first?.received == 0, "the observer's first state is \(String(describing: first))", in: run)

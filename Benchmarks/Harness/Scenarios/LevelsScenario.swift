@@ -89,7 +89,7 @@ enum LevelsScenario {
             rightFeedback = rightFeedback.execute(on: DispatchQueue(label: "levels.right"))
         }
         let spin = Spin(initialState: initial, feedbacks: [left, rightFeedback], reducer: Reducer(levelsReducer))
-        let loop = try spin.start(options: run.options)
+        let loop = try spin.start(options: run.options(for: LevelsEvent.self))
         try await primed.wait(timeout: .seconds(30), "both feedbacks to see the initial state", in: run)
 
         let region = MeasuredRegion.begin()

@@ -66,7 +66,7 @@ enum ManyLoopsScenario {
             let spin = Spin(initialState: 0, feedbacks: [], reducer: Reducer<Int, Int> { state, _ in
                 count(state, target: perLoop, done: done)
             })
-            targets = try (0..<loops).map { _ in try spin.start(options: run.options) }
+            targets = try (0..<loops).map { _ in try spin.start(options: run.options(for: Int.self)) }
         }
         let startNanoseconds = MonotonicClock.now() &- startBegan
 

@@ -141,7 +141,7 @@ enum ReduceScenario {
         let total = perProducer * producers
         var spin = Spin(initialState: ProducerCursors(), feedbacks: [], reducer: reducer)
         if let observer { spin = spin.observed(by: observer) }
-        let loop = try spin.start(options: run.options)
+        let loop = try spin.start(options: run.options(for: ProducerEvent.self))
         let tally = Tally()
         let threads = ProducerThreads(count: producers, name: "producer") { index in
             var accepted = 0

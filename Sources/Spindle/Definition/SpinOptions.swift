@@ -27,11 +27,12 @@ public enum QueueKind: Sendable, Hashable {
     /// rounded up to a power of two; it must be 1…2^30, or the loop does not
     /// start (``SpinExecutorError/invalidOptions(reason:)``).
     case bounded(capacity: Int, overflow: OverflowPolicy)
-    /// The pure-Swift comparison queue, for the benchmark harness and tests
-    /// only: a pthread mutex around a growable ring of events, drained by
-    /// swapping the whole ring out under one lock acquisition. Not a
-    /// supported choice for applications (hence the SPI).
-    @_spi(Benchmarks) case baseline
+    /// A queue made outside the engine (``CustomEventQueue``), one per loop:
+    /// the benchmark harness's pure-Swift yardstick, and tests. Not a
+    /// supported choice for applications (hence the SPI). A factory whose
+    /// queues hold another event type than the loop's is an invalid option:
+    /// the loop does not start (``SpinExecutorError/invalidOptions(reason:)``).
+    @_spi(Benchmarks) case custom(CustomEventQueueFactory)
 }
 
 /// An error thrown by a feedback's effect, or reported by the spin's effect
@@ -115,12 +116,16 @@ extension SpinOptions {
     /// Why these options cannot run a loop, or nil when they can. Checked
     /// at start, so that a value a caller computed (a capacity of 0, a
     /// `maxBatch` of 0) is a start error, not a crash.
-    var invalidity: String? {
+    func invalidity<Event>(for eventType: Event.Type) -> String? {
         if maxBatch < 1 { return "maxBatch must be at least 1 (got \(maxBatch))" }
-        if case .bounded(let capacity, _) = queue, !(1...Self.maximumBoundedCapacity).contains(capacity) {
+        switch queue {
+        case .bounded(let capacity, _) where !(1...Self.maximumBoundedCapacity).contains(capacity):
             return "a bounded queue's capacity must be 1…\(Self.maximumBoundedCapacity) (got \(capacity))"
+        case .custom(let factory):
+            return factory.invalidity(for: eventType)
+        case .lockFree, .bounded:
+            return nil
         }
-        return nil
     }
 
     /// These options with a queue and budget any loop can be built with,

@@ -7,17 +7,21 @@
 /// `Element` only through its value witnesses, so it costs the same as the C
 /// queues' payload handling.
 ///
-/// Not thread-safe: the owner provides exclusion (the reducer thread, or a lock).
-struct RawFIFO<Element>: ~Copyable {
-    private var storage: UnsafeMutablePointer<Element>
-    private var capacity: Int  // a power of two
-    private var head = 0
-    private(set) var count = 0
+/// Not thread-safe: the owner provides exclusion (the reducer thread, or a
+/// lock). `package` and inlinable for the benchmark harness's baseline
+/// queue, which is built on it in a module of its own and specialized there.
+@usableFromInline
+package struct RawFIFO<Element>: ~Copyable {
+    @usableFromInline var storage: UnsafeMutablePointer<Element>
+    @usableFromInline var capacity: Int  // a power of two
+    @usableFromInline var head = 0
+    @usableFromInline package private(set) var count = 0
 
     /// - Parameter capacity: elements to allocate room for now; 0 (the
     ///   default) allocates nothing until the first append, so an idle
     ///   loop's buffers cost nothing.
-    init(capacity: Int = 0) {
+    @inlinable
+    package init(capacity: Int = 0) {
         guard capacity > 0 else {
             self.capacity = 0
             storage = unallocated()
@@ -29,6 +33,7 @@ struct RawFIFO<Element>: ~Copyable {
         storage = .allocate(capacity: size)
     }
 
+    @inlinable
     deinit {
         for index in 0..<count {
             (storage + ((head &+ index) & (capacity &- 1))).deinitialize(count: 1)
@@ -36,12 +41,13 @@ struct RawFIFO<Element>: ~Copyable {
         if capacity > 0 { storage.deallocate() }
     }
 
-    var isEmpty: Bool { count == 0 }
+    @inlinable
+    package var isEmpty: Bool { count == 0 }
 
     /// Appends `element` at the back.
     /// - Complexity: amortized O(1).
-    @inline(__always)
-    mutating func append(_ element: consuming Element) {
+    @inlinable @inline(__always)
+    package mutating func append(_ element: consuming Element) {
         if count == capacity { grow() }
         (storage + ((head &+ count) & (capacity &- 1))).initialize(to: element)
         count &+= 1
@@ -53,7 +59,8 @@ struct RawFIFO<Element>: ~Copyable {
     /// `UnsafeBufferPointer<Element>` asks the runtime for its iterator's
     /// generic metadata on every call when `Element` is not known statically.
     /// - Complexity: amortized O(n).
-    mutating func append(copying elements: UnsafeBufferPointer<Element>) {
+    @inlinable
+    package mutating func append(copying elements: UnsafeBufferPointer<Element>) {
         guard let base = elements.baseAddress else { return }
         for index in 0..<elements.count { append((base + index).pointee) }
     }
@@ -61,8 +68,8 @@ struct RawFIFO<Element>: ~Copyable {
     /// Removes and returns the front element.
     /// - Precondition: not empty.
     /// - Complexity: O(1).
-    @inline(__always)
-    mutating func removeFirst() -> Element {
+    @inlinable @inline(__always)
+    package mutating func removeFirst() -> Element {
         assert(count > 0, "RawFIFO.removeFirst on an empty buffer")
         let element = (storage + head).move()
         head = (head &+ 1) & (capacity &- 1)
@@ -74,8 +81,8 @@ struct RawFIFO<Element>: ~Copyable {
     /// must move (or deinitialize) it.
     /// - Precondition: not empty.
     /// - Complexity: O(1).
-    @inline(__always)
-    mutating func removeFirst(movingWith body: (UnsafeMutableRawPointer) -> Void) {
+    @inlinable @inline(__always)
+    package mutating func removeFirst(movingWith body: (UnsafeMutableRawPointer) -> Void) {
         assert(count > 0, "RawFIFO.removeFirst on an empty buffer")
         let element = storage + head
         head = (head &+ 1) & (capacity &- 1)
@@ -85,19 +92,22 @@ struct RawFIFO<Element>: ~Copyable {
 
     /// Deinitializes every element, keeping the capacity.
     /// - Complexity: O(n).
-    mutating func removeAll() {
+    @inlinable
+    package mutating func removeAll() {
         while count > 0 { _ = removeFirst() }
         head = 0
     }
 
-    /// Swaps contents with `other` in O(1) (the baseline queue's batch drain).
-    mutating func exchange(with other: inout RawFIFO<Element>) {
+    /// Swaps contents with `other` in O(1) (a batch drain: the benchmark's baseline queue).
+    @inlinable
+    package mutating func exchange(with other: inout RawFIFO<Element>) {
         let (s, c, h, n) = (storage, capacity, head, count)
         (storage, capacity, head, count) = (other.storage, other.capacity, other.head, other.count)
         (other.storage, other.capacity, other.head, other.count) = (s, c, h, n)
     }
 
-    private mutating func grow() {
+    @inlinable
+    mutating func grow() {
         let newCapacity = capacity == 0 ? 16 : capacity * 2
         let newStorage = UnsafeMutablePointer<Element>.allocate(capacity: newCapacity)
         for index in 0..<count {
@@ -164,7 +174,7 @@ extension RawFIFO: @unchecked Sendable where Element: Sendable {}
 
 /// A non-null placeholder for a buffer of capacity 0: never dereferenced
 /// (every access is guarded by a count of 0) and never deallocated.
-@inline(__always)
-private func unallocated<Element>() -> UnsafeMutablePointer<Element> {
+@inlinable @inline(__always)
+func unallocated<Element>() -> UnsafeMutablePointer<Element> {
     UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
 }

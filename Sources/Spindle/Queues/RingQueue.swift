@@ -9,7 +9,7 @@ internal import CSpindle
 /// only by the producer that claimed it (before publish, release) and read
 /// only by the consumer (after it saw the publish, acquire), so the slot
 /// array needs no lock.
-final class RingQueue<Event: Sendable>: EventQueue {
+final class RingQueue<Event: Sendable>: Sendable {
     /// The ring's memory: see `Memory`.
     nonisolated(unsafe) private let memory: Memory
     private var ring: OpaquePointer { @inline(__always) get { memory.ring } }

@@ -26,8 +26,9 @@ import Darwin
 /// Thread safety: `withLock` from any thread; the value is only reachable
 /// inside it.
 package struct Lock<Value: ~Copyable> {
-    private let storage: LockStorage<Value>
+    @usableFromInline let storage: LockStorage<Value>
 
+    @inlinable
     package init(_ value: consuming Value) {
         storage = unsafeDowncast(
             LockStorage<Value>.create(minimumCapacity: 1) { _ in pthread_mutex_t() }, to: LockStorage<Value>.self)
@@ -40,7 +41,7 @@ package struct Lock<Value: ~Copyable> {
     }
 
     /// Runs `body` with exclusive access to the value.
-    @inline(__always)
+    @inlinable @inline(__always)
     package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try storage.withUnsafeMutablePointers { mutex, element in
             pthread_mutex_lock(mutex)
@@ -51,7 +52,9 @@ package struct Lock<Value: ~Copyable> {
 }
 
 /// `Lock`'s storage: the mutex (header) and the value (the one element).
-private final class LockStorage<Value: ~Copyable>: ManagedBuffer<pthread_mutex_t, Value> {
+@usableFromInline
+final class LockStorage<Value: ~Copyable>: ManagedBuffer<pthread_mutex_t, Value> {
+    @inlinable
     deinit {
         withUnsafeMutablePointers { mutex, element in
             pthread_mutex_destroy(mutex)

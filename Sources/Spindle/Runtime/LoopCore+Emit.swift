@@ -123,8 +123,8 @@ extension LoopCore {
             // After the tail exchange, a full barrier (see tryEnqueueAndWake).
             woke = wake(emitterMayRun: true)
             spindle_gate_exit()
-        case .baseline:
-            baselineQueue!.enqueue(contentsOf: events)
+        case .custom:
+            withCustomQueue { calls, queue in calls.enqueueContentsOf(queue, events) }
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             woke = wake(emitterMayRun: true)
             spindle_gate_exit()

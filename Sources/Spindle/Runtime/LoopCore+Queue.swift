@@ -25,9 +25,10 @@ extension LoopCore {
             // re-checks (depth) after going idle; a runner scheduled before
             // the publish lands finds a run of 0 and re-checks again.
             return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
-        case .baseline:
-            baselineQueue!.tryEnqueue(event)
-            // A mutex unlock is only a release: fence before reading the state.
+        case .custom:
+            withCustomQueue { calls, queue in calls.enqueue(queue, event) }
+            // An enqueue promises only a release (a mutex's unlock): fence
+            // before reading the scheduling state.
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
         }
@@ -63,7 +64,7 @@ extension LoopCore {
             // Every-state inline feedbacks and observer hooks run inside
             // `body`, and may block (see `RingQueue.drain`).
             return ringQueue!.drain(max: max, bodyMayBlock: hasInlineWorkers || hub != nil, body)
-        case .baseline: return baselineQueue!.drain(max: max, body)
+        case .custom: return withCustomQueue { calls, queue in calls.drain(queue, max, body) }
         }
     }
 
@@ -74,7 +75,7 @@ extension LoopCore {
         switch queueTag {
         case .lockFree: lockFreeQueue!.looksEmpty && !lanesLookRunnable
         case .ring: ringQueue!.isEmpty
-        case .baseline: baselineQueue!.looksEmpty
+        case .custom: withCustomQueue { calls, queue in calls.looksEmpty(queue) }
         }
     }
 
@@ -84,7 +85,14 @@ extension LoopCore {
         return switch queueTag {
         case .lockFree: lockFreeQueue!.isEmpty && !lanesLookRunnable
         case .ring: ringQueue!.isEmpty
-        case .baseline: baselineQueue!.isEmpty
+        case .custom: withCustomQueue { calls, queue in calls.isEmpty(queue) }
         }
+    }
+
+    /// Calls `body` with the custom queue's calls and the queue itself, and
+    /// no retain of either (the loop keeps both; see `CustomQueueCalls`).
+    @inline(__always)
+    func withCustomQueue<Result>(_ body: (CustomQueueCalls<Event>, AnyObject) -> Result) -> Result {
+        customCalls!._withUnsafeGuaranteedRef { calls in calls.withQueue { queue in body(calls, queue) } }
     }
 }

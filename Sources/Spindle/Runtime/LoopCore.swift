@@ -52,7 +52,11 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// The loop's identity in the threads' lane tables: never reused.
     let loopID: UInt64
     let ringQueue: RingQueue<Event>?
-    let baselineQueue: BaselineQueue<Event>?
+    /// A queue made outside the engine (`QueueKind.custom`), reached
+    /// through its protocol.
+    let customQueue: CustomQueueCalls<Event>?
+    /// `customQueue`, unretained (it keeps it): see `withCustomQueue`.
+    let customCalls: Unmanaged<CustomQueueCalls<Event>>?
     let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
     /// The `states` subscribers, created by the first subscription (most
@@ -162,7 +166,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         self.hub = spin.hasObservers ? ObserverHub(spin.observers) : nil
         var lockFree: LockFreeQueue<Event>?
         var ring: RingQueue<Event>?
-        var baseline: BaselineQueue<Event>?
+        var custom: CustomQueueCalls<Event>?
         switch options.queue {
         case .lockFree:
             queueTag = .lockFree
@@ -170,13 +174,19 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         case .bounded(let capacity, _):
             queueTag = .ring
             ring = RingQueue<Event>(capacity: capacity)
-        case .baseline:
-            queueTag = .baseline
-            baseline = BaselineQueue<Event>()
+        case .custom(let factory):
+            queueTag = .custom
+            // The start checked the queue's event type (`invalidity(for:)`):
+            // a loop whose options are invalid is built on the default queue.
+            guard let queue = factory.makeQueue(of: Event.self) else {
+                preconditionFailure("Spindle: a custom queue of another event type reached a loop")
+            }
+            custom = queue
         }
         lockFreeQueue = lockFree
         ringQueue = ring
-        baselineQueue = baseline
+        customQueue = custom
+        customCalls = custom.map { Unmanaged.passUnretained($0) }
         loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
         super.init(executor: executor)
         if queueTag == .lockFree { spindle_lane_set_init(words.laneSetMemory) }
@@ -408,5 +418,5 @@ enum EmitAttempt {
 
 /// Which of a loop's three queue slots is in use.
 enum QueueTag: UInt8, Sendable {
-    case lockFree, ring, baseline
+    case lockFree, ring, custom
 }

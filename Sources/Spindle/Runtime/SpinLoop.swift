@@ -113,7 +113,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         // but one that never runs: built from options it can be built
         // with, and never registered with its executor (making an executor
         // starts nothing).
-        let invalidity = options.invalidity
+        let invalidity = options.invalidity(for: Event.self)
         let choice = options.executor ?? .sharedPool
         let core = LoopCore(
             spin: spin, options: invalidity == nil ? options : options.buildable,
