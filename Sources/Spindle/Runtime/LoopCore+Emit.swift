@@ -64,7 +64,9 @@ extension LoopCore {
             // contract allows (PROTOCOL.md, the direct path). A loop found
             // idle is not streaming: no lane for this thread yet.
             if queueTag == .lockFree { spindle_lane_reset_streak(loopID) }
-            reentrant.append(event)
+            // This thread owns the loop (its CAS took it), but its slice, which
+            // marks it the runner, has not begun: hence the unchecked access.
+            unsafeRunnerOwned.reentrant.append(event)
             spindle_gate_exit()
             if let hub { accepted(event, hub: hub) }
             countRunInPlace(counters.directRuns)
@@ -188,7 +190,7 @@ extension LoopCore {
     private func emitOnRunner(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
         if closed.load(ordering: .relaxed) { return rejectAfterStop(events[...]) }
         for event in events {
-            reentrant.append(event)
+            runner.reentrant.append(event)
             if let hub { accepted(event, hub: hub) }
         }
         return EmitBatchResult(accepted: events.count, dropped: 0, stopped: 0)
@@ -234,7 +236,7 @@ extension LoopCore {
     // deadlock it.
     private func emitOnRunner(_ event: Event) -> EmitResult {
         if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
-        reentrant.append(event)
+        runner.reentrant.append(event)
         if let hub { accepted(event, hub: hub) }
         return .accepted
     }
@@ -313,7 +315,7 @@ extension LoopCore {
                 counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
                 return .stopped
             }
-            reentrant.append(event)
+            runner.reentrant.append(event)
             return .accepted
         }
         spindle_gate_enter()

@@ -63,7 +63,7 @@ extension LoopCore {
         case .ring:
             // Every-state inline feedbacks and observer hooks run inside
             // `body`, and may block (see `RingQueue.drain`).
-            return ringQueue!.drain(max: max, bodyMayBlock: hasInlineWorkers || hub != nil, body)
+            return ringQueue!.drain(max: max, bodyMayBlock: runner.hasInlineWorkers || hub != nil, body)
         case .custom: return withCustomQueue { calls, queue in calls.drain(queue, max, body) }
         }
     }

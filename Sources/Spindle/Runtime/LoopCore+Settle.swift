@@ -45,13 +45,13 @@ extension LoopCore {
                 completion.settleWaiters = []
                 return taken
             }
-            settling.append(contentsOf: taken)
+            runner.settling.append(contentsOf: taken)
         }
         let outcome = slice(budget: budget)
         switch outcome {
-        case .drained where queueIsEmpty && reentrant.isEmpty, .finished:
-            let resumed = settling
-            settling = []
+        case .drained where queueIsEmpty && runner.reentrant.isEmpty, .finished:
+            let resumed = runner.settling
+            runner.settling = []
             for waiter in resumed { waiter.resume() }
         case .drained, .more:
             break

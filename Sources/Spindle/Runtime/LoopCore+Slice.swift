@@ -9,13 +9,13 @@ internal import Atomics
 extension LoopCore {
     func slice(budget: Int) -> SliceOutcome {
         assertOnRunner()
-        if !started { deliverInitialState() }
+        if !runner.started { deliverInitialState() }
         let stop = stopRequest.load(ordering: .relaxed)
         if stop == .discard {
             // Checked every slice, so a discarding stop takes effect at once.
-            discardedCount &+= throwAwayQueued(max: budget)
+            runner.discardedCount &+= throwAwayQueued(max: budget)
         } else {
-            collecting = hasEveryStateQueuedWorkers || (observers?.isObserved.load(ordering: .relaxed) ?? false)
+            runner.collecting = runner.hasEveryStateQueuedWorkers || (observers?.isObserved.load(ordering: .relaxed) ?? false)
             let reduced: Int
             if let hub {
                 reduced = reduceBatchObserved(max: budget, hub: hub)
@@ -32,7 +32,7 @@ extension LoopCore {
             // Feedbacks that take the latest state ran in `publish`; the
             // events they emitted wait in the runner's own queue, which a
             // runner going idle would not see.
-            if reduced >= budget || (hasLatestInlineWorkers && !reentrant.isEmpty) { return .more }
+            if reduced >= budget || (runner.hasLatestInlineWorkers && !runner.reentrant.isEmpty) { return .more }
             if !graceDone.load(ordering: .acquiring) {
                 if laneSet != nil { reclaimLanes() }
                 return .drained(reduced: reduced)
@@ -40,7 +40,7 @@ extension LoopCore {
         }
         // The grace period is over: no emit is on its way into the queue.
         guard graceDone.load(ordering: .acquiring) else { return .drained(reduced: 0) }
-        if !queueIsEmpty || !reentrant.isEmpty { return .more }
+        if !queueIsEmpty || !runner.reentrant.isEmpty { return .more }
         finish()
         return .finished
     }
@@ -54,22 +54,22 @@ extension LoopCore {
     // fence (a membarrier per look would cost more than the linger saves).
     var runnerWork: Bool {
         let queued = queueTag == .lockFree ? !lockFreeQueue!.isEmpty || lanesHaveWork : !queueIsEmpty
-        return queued || !reentrant.isEmpty || observersPending
+        return queued || !runner.reentrant.isEmpty || observersPending
             || graceDone.load(ordering: .relaxed) || stopRequest.load(ordering: .relaxed) == .discard
     }
 
     /// The first slice: observers hear of the start, every feedback sees the
     /// initial state first.
     private func deliverInitialState() {
-        started = true
+        runner.started = true
         let initial = state
         hub?.loopStarted(initialState: initial)
-        if hasInlineWorkers { runInlineWorkers(from: firstInlineWorker) }
-        if hasLatestInlineWorkers { runInlineWorkers(from: firstLatestInlineWorker) }
-        if hasQueuedWorkers {
-            batchStates.append(initial)
-            for worker in workers!.queued { worker.deliver(batchStates.elements) }
-            batchStates.removeAll()
+        if runner.hasInlineWorkers { runInlineWorkers(from: runner.firstInlineWorker) }
+        if runner.hasLatestInlineWorkers { runInlineWorkers(from: runner.firstLatestInlineWorker) }
+        if runner.hasQueuedWorkers {
+            runner.batchStates.append(initial)
+            for worker in workers!.queued { worker.deliver(runner.batchStates.elements) }
+            runner.batchStates.removeAll()
         }
     }
 
@@ -78,15 +78,15 @@ extension LoopCore {
     private func reduce(movingFrom payload: UnsafeMutableRawPointer) {
         // Checked per event, after the event was dequeued: an observer that
         // subscribed before emitting sees the states its own events make.
-        if observerBaseIndex < 0, observersPending {
-            observerBaseIndex = batchStates.count
-            observerBaseState = state
-            collecting = true
+        if runner.observerBaseIndex < 0, observersPending {
+            runner.observerBaseIndex = runner.batchStates.count
+            runner.observerBaseState = state
+            runner.collecting = true
         }
         reduceFunction(&statePointer.pointee, payload)
-        reducedCount &+= 1
-        if hasInlineWorkers { runInlineWorkers(from: firstInlineWorker) }
-        if collecting { batchStates.append(statePointer.pointee) }
+        runner.reducedCount &+= 1
+        if runner.hasInlineWorkers { runInlineWorkers(from: runner.firstInlineWorker) }
+        if runner.collecting { runner.batchStates.append(statePointer.pointee) }
     }
 
     // A lane's run of `count` adjacent events: reduced in one call to the
@@ -97,14 +97,14 @@ extension LoopCore {
     // subscription made before one of those emits is seen here.
     @inline(__always)
     private func reduceRun(movingFrom first: UnsafeMutableRawPointer, count: Int) {
-        if observerBaseIndex < 0, observersPending {
-            observerBaseIndex = batchStates.count
-            observerBaseState = state
-            collecting = true
+        if runner.observerBaseIndex < 0, observersPending {
+            runner.observerBaseIndex = runner.batchStates.count
+            runner.observerBaseState = state
+            runner.collecting = true
         }
-        if let reduceRunFunction, !hasInlineWorkers, !collecting {
+        if let reduceRunFunction, !runner.hasInlineWorkers, !runner.collecting {
             reduceRunFunction(&statePointer.pointee, first, count)
-            reducedCount &+= count
+            runner.reducedCount &+= count
         } else {
             var payload = first
             for _ in 0..<count {
@@ -144,8 +144,8 @@ extension LoopCore {
     @inline(__always)
     private func drainReentrant(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
         var count = 0
-        while count < max, !reentrant.isEmpty {
-            reentrant.removeFirst(movingWith: body)
+        while count < max, !runner.reentrant.isEmpty {
+            runner.reentrant.removeFirst(movingWith: body)
             count += 1
         }
         return count
@@ -174,9 +174,9 @@ extension LoopCore {
             publish(newStates: reduced > 0)
         }
         if reduced > 0 {
-            let depth = acceptedCount.load(ordering: .relaxed) &- reducedCount
+            let depth = acceptedCount.load(ordering: .relaxed) &- runner.reducedCount
             hub.batchReduced(ReductionBatch(
-                events: reduced, totalReduced: reducedCount,
+                events: reduced, totalReduced: runner.reducedCount,
                 queueDepth: Swift.max(depth, 0), duration: ContinuousClock.now - start))
         }
         return fromQueue == max || fromRunner == max ? Swift.max(reduced, max) : reduced
@@ -186,7 +186,7 @@ extension LoopCore {
     private func reduceReporting(movingFrom payload: UnsafeMutableRawPointer, to hub: ObserverHub<State, Event>) {
         let event = payload.assumingMemoryBound(to: Event.self).pointee
         reduce(movingFrom: payload)
-        hub.eventReduced(event, newState: state, reduction: reducedCount)
+        hub.eventReduced(event, newState: state, reduction: runner.reducedCount)
     }
 
     // A discarding stop throws up to `max` queued events away, telling the
@@ -207,46 +207,46 @@ extension LoopCore {
     // must not see it again.
     private func publish(newStates: Bool) {
         snapshot.publish(state)
-        counters.reduced.store(reducedCount, ordering: .releasing)
+        counters.reduced.store(runner.reducedCount, ordering: .releasing)
         if newStates { publishToFeedbacks() }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
-            if observerBaseIndex < 0 {
-                observers.deliver(batchStates.elements, pendingFrom: batchStates.count, firstState: state)
+            if runner.observerBaseIndex < 0 {
+                observers.deliver(runner.batchStates.elements, pendingFrom: runner.batchStates.count, firstState: state)
             } else {
-                observers.deliver(batchStates.elements, pendingFrom: observerBaseIndex, firstState: observerBaseState)
+                observers.deliver(runner.batchStates.elements, pendingFrom: runner.observerBaseIndex, firstState: runner.observerBaseState)
             }
         }
-        observerBaseIndex = -1
+        runner.observerBaseIndex = -1
         // Only a collecting slice appended states. Guarded because the call
         // asks the runtime for the batch's generic metadata (this code is
         // unspecialized): a lookup per slice of every loop otherwise.
-        if collecting { batchStates.removeAll() }
+        if runner.collecting { runner.batchStates.removeAll() }
     }
 
     private func publishToFeedbacks() {
-        if hasQueuedWorkers {
+        if runner.hasQueuedWorkers {
             for worker in workers!.queued {
                 if worker.takesLatestOnly {
                     worker.deliverLatest(state)
                 } else {
-                    worker.deliver(batchStates.elements)
+                    worker.deliver(runner.batchStates.elements)
                 }
             }
         }
-        if hasLatestInlineWorkers { runInlineWorkers(from: firstLatestInlineWorker) }
+        if runner.hasLatestInlineWorkers { runInlineWorkers(from: runner.firstLatestInlineWorker) }
     }
 
     // The grace period is over and everything accepted is reduced (or
     // discarded): stop the workers, end the observers, report, and leave
     // the executor.
     private func finish() {
-        counters.discardedAtStop.store(discardedCount, ordering: .relaxed)
+        counters.discardedAtStop.store(runner.discardedCount, ordering: .relaxed)
         snapshot.publish(state)
-        counters.reduced.store(reducedCount, ordering: .releasing)
+        counters.reduced.store(runner.reducedCount, ordering: .releasing)
 
         // The stop completes once no drain of a feedback's queue is left
         // running: after `stop()` returns, no effect is called any more.
-        let report = StopReport(reduced: reducedCount, discarded: discardedCount)
+        let report = StopReport(reduced: runner.reducedCount, discarded: runner.discardedCount)
         let finalState = state
         let completing = Countdown(1) { [self] in complete(with: report, finalState: finalState) }
         for worker in workers?.queued ?? [] {
@@ -256,10 +256,10 @@ extension LoopCore {
         // The inline workers, from their two chains (each in declaration
         // order), merged back into declaration order; each link is cut as
         // it is passed, so the chain is released worker by worker.
-        var every = firstInlineWorker
-        var latest = firstLatestInlineWorker
-        firstInlineWorker = nil
-        firstLatestInlineWorker = nil
+        var every = runner.firstInlineWorker
+        var latest = runner.firstLatestInlineWorker
+        runner.firstInlineWorker = nil
+        runner.firstLatestInlineWorker = nil
         while every != nil || latest != nil {
             let worker: FeedbackWorker<State, Event>
             if let next = every, latest.map({ next.index < $0.index }) ?? true {
@@ -280,11 +280,11 @@ extension LoopCore {
         // Break the worker -> core cycles; runs still finishing keep their
         // worker (and so this core) alive only until they return.
         workers = nil
-        batchStates.removeAll()
-        hasQueuedWorkers = false
-        hasEveryStateQueuedWorkers = false
-        hasInlineWorkers = false
-        hasLatestInlineWorkers = false
+        runner.batchStates.removeAll()
+        runner.hasQueuedWorkers = false
+        runner.hasEveryStateQueuedWorkers = false
+        runner.hasInlineWorkers = false
+        runner.hasLatestInlineWorkers = false
         lockFreeQueue?.flushFinishedNodes()
         executor.loopFinished(self)
         completing.done()

@@ -93,12 +93,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // protected by lock: the final report and the stop calls waiting for it.
     let completion = Lock(LoopCompletion())
 
-    // runner only: the running state, the states of the current batch,
-    // events emitted on the runner itself, the workers.
-    // (Raw buffers and scalars rather than Array/Deque/tuples: see RawFIFO.)
-    // `@exclusivity(unchecked)`: one thread at a time touches them, so the
-    // dynamic exclusivity checks, a thread-local lookup per access on the
-    // reducer's path, prove nothing.
+    // runner only: the running state, and `runner` below (the batch, events
+    // emitted on the runner itself, the counts, the inline chains).
     // The state lives behind a pointer, not in a stored property: the reducer
     // passes `statePointer.pointee` to the user's reducer by address, where a
     // generic class property is first copied out (a value-witness call per
@@ -108,48 +104,81 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var state: State {
         @inline(__always) get { statePointer.pointee }
     }
-    @exclusivity(unchecked) var batchStates = RawBatch<State>()
-    @exclusivity(unchecked) var reentrant = RawFIFO<Event>()
-    @exclusivity(unchecked) var reducedCount = 0
-    @exclusivity(unchecked) var discardedCount = 0
-    /// Where waiting `states` observers start in this batch: they get
-    /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
-    /// -1: no observer waiting.
-    @exclusivity(unchecked) var observerBaseIndex = -1
-    @exclusivity(unchecked) var observerBaseState: State
     /// The queued and attached feedback workers; nil for a loop with
     /// neither (empty arrays of a generic element type would cost this
     /// unspecialized code metadata lookups at every start). The inline ones
-    /// are held by their chains (`firstInlineWorker`, `firstLatestInlineWorker`).
+    /// are held by their chains (`RunnerOwned.firstInlineWorker`, `firstLatestInlineWorker`).
     var workers: LoopWorkers<State, Event>?
-    /// The inline workers again, linked through `FeedbackWorker.runnerOwned.nextInline`
-    /// (set at start): the per-reduction walk follows class references,
-    /// where iterating the array in this unspecialized generic code asked
-    /// the runtime for generic metadata on every reduction.
-    @exclusivity(unchecked) var firstInlineWorker: FeedbackWorker<State, Event>?
-    /// The inline workers that take only the latest state
-    /// (`StateDelivery.latestState`), linked the same way: they run once per
-    /// batch, in `publish`, not after each reduction.
-    @exclusivity(unchecked) var firstLatestInlineWorker: FeedbackWorker<State, Event>?
-    // The one-byte fields together, here: apart, each cost a word of
-    // padding, and the core's size decides its allocation's size class.
-    /// Which of the queues below is the loop's (see them).
+    /// Which of the queues above is the loop's (see them).
     let queueTag: QueueTag
-    /// Whether the first slice (the initial state's delivery) has run.
-    @exclusivity(unchecked) var started = false
-    /// Whether the current batch collects each state (for feedbacks or observers).
-    @exclusivity(unchecked) var collecting = false
-    @exclusivity(unchecked) var hasQueuedWorkers = false
-    /// Whether a queued worker takes every state (the batch's states must
-    /// then be collected); queued workers that take the latest get `state`.
-    @exclusivity(unchecked) var hasEveryStateQueuedWorkers = false
-    /// Whether `firstInlineWorker` is set (inline workers run after each reduction).
-    @exclusivity(unchecked) var hasInlineWorkers = false
-    /// Whether `firstLatestInlineWorker` is set.
-    @exclusivity(unchecked) var hasLatestInlineWorkers = false
-    /// The `settled()` calls the runner took at the start of a slice: resumed
-    /// once a slice ends with the queue empty (LoopCore+Settle.swift).
-    @exclusivity(unchecked) var settling: [CheckedContinuation<Void, Never>] = []
+    /// Everything only the loop's runner touches (see `RunnerOwned`). Reach
+    /// it through `runner`, which checks the thread in debug builds; directly
+    /// only before the loop's first scheduling (its start, which publishes
+    /// what it stores to the first runner).
+    @exclusivity(unchecked) var unsafeRunnerOwned: RunnerOwned
+
+    /// The runner-only state, checked (swift-nio's `NIOLoopBound`): in debug
+    /// builds every access off the loop's runner crashes; in release builds
+    /// it is the stored property itself.
+    var runner: RunnerOwned {
+        @inline(__always) _read {
+            assertOnRunner()
+            yield unsafeRunnerOwned
+        }
+        @inline(__always) _modify {
+            assertOnRunner()
+            yield &unsafeRunnerOwned
+        }
+    }
+
+    /// Everything in a loop that no lock guards and only its runner touches,
+    /// in one place: the state's batch, events emitted on the runner itself,
+    /// the counts, the inline feedback chains and their flags. One runner at
+    /// a time (the scheduling CAS orders consecutive runners), so no access
+    /// overlaps another thread's; hence `@exclusivity(unchecked)` on the
+    /// property, as the dynamic checks, a thread-local lookup per access on
+    /// the reducer's path, would prove nothing. Raw buffers and scalars
+    /// rather than Array, Deque or tuples (see RawFIFO); the fixed-size
+    /// fields first, so their offsets are static in this generic struct, and
+    /// the one-byte flags together (apart, each cost a word of padding, and
+    /// the core's size decides its allocation's size class).
+    struct RunnerOwned: ~Copyable {
+        var batchStates = RawBatch<State>()
+        var reentrant = RawFIFO<Event>()
+        var reducedCount = 0
+        var discardedCount = 0
+        /// Where waiting `states` observers start in this batch: they get
+        /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
+        /// -1: no observer waiting.
+        var observerBaseIndex = -1
+        /// The inline workers, linked through `FeedbackWorker.runnerOwned.nextInline`
+        /// (set at start): the per-reduction walk follows class references,
+        /// where iterating the array in this unspecialized generic code asked
+        /// the runtime for generic metadata on every reduction.
+        var firstInlineWorker: FeedbackWorker<State, Event>?
+        /// The inline workers that take only the latest state
+        /// (`StateDelivery.latestState`), linked the same way: they run once
+        /// per batch, in `publish`, not after each reduction.
+        var firstLatestInlineWorker: FeedbackWorker<State, Event>?
+        /// The `settled()` calls the runner took at the start of a slice:
+        /// resumed once a slice ends with the queue empty (LoopCore+Settle.swift).
+        var settling: [CheckedContinuation<Void, Never>] = []
+        /// Whether the first slice (the initial state's delivery) has run.
+        var started = false
+        /// Whether the current batch collects each state (for feedbacks or observers).
+        var collecting = false
+        var hasQueuedWorkers = false
+        /// Whether a queued worker takes every state (the batch's states must
+        /// then be collected); queued workers that take the latest get `state`.
+        var hasEveryStateQueuedWorkers = false
+        /// Whether `firstInlineWorker` is set (inline workers run after each reduction).
+        var hasInlineWorkers = false
+        /// Whether `firstLatestInlineWorker` is set.
+        var hasLatestInlineWorkers = false
+        /// The state the waiting `states` observers start from (see
+        /// `observerBaseIndex`). Last: its size depends on `State`.
+        var observerBaseState: State
+    }
 
     /// Creates a loop to run on `executor` (started by `start(spin:)`).
     init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
@@ -159,7 +188,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         let snapshot = StateSnapshot(spin.initialState)
         self.snapshot = snapshot
         statePointer = snapshot.runningState
-        self.observerBaseState = spin.initialState
+        unsafeRunnerOwned = RunnerOwned(observerBaseState: spin.initialState)
         // Checked here, not by the hub's failable init: in this unspecialized
         // generic code, calling it (or counting the array) costs metadata
         // lookups per start.
@@ -223,10 +252,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // `spin.stream()` does) to deliver it to, the loop starts idle instead: a million
         // loops started at once cost no million schedulings. Stored before
         // any other thread can see the loop (no emit can have come yet).
-        let firstSliceHasWork = hasInlineWorkers || hasLatestInlineWorkers || hasQueuedWorkers
-            || hub != nil || observersPending
+        let firstSliceHasWork = unsafeRunnerOwned.hasInlineWorkers || unsafeRunnerOwned.hasLatestInlineWorkers
+            || unsafeRunnerOwned.hasQueuedWorkers || hub != nil || observersPending
         if !firstSliceHasWork {
-            started = true
+            unsafeRunnerOwned.started = true
             schedulingState.store(.idle, ordering: .sequentiallyConsistent)
         }
         // Attached before the first slice: gear events sent right after
@@ -262,21 +291,22 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                 workers!.attached.append(worker)
             } else if worker.queue == nil {
                 if worker.takesLatestOnly {
-                    if let lastLatestInline { lastLatestInline.runnerOwned.nextInline = worker } else { firstLatestInlineWorker = worker }
+                    if let lastLatestInline { lastLatestInline.runnerOwned.nextInline = worker } else { unsafeRunnerOwned.firstLatestInlineWorker = worker }
                     lastLatestInline = worker
                 } else {
-                    if let lastInline { lastInline.runnerOwned.nextInline = worker } else { firstInlineWorker = worker }
+                    if let lastInline { lastInline.runnerOwned.nextInline = worker } else { unsafeRunnerOwned.firstInlineWorker = worker }
                     lastInline = worker
                 }
             } else {
                 if workers == nil { workers = LoopWorkers() }
                 workers!.queued.append(worker)
-                if !worker.takesLatestOnly { hasEveryStateQueuedWorkers = true }
+                if !worker.takesLatestOnly { unsafeRunnerOwned.hasEveryStateQueuedWorkers = true }
             }
         }
-        hasQueuedWorkers = !(workers?.queued.isEmpty ?? true)
-        hasInlineWorkers = firstInlineWorker != nil
-        hasLatestInlineWorkers = firstLatestInlineWorker != nil
+        // Before the first scheduling (see `unsafeRunnerOwned`).
+        unsafeRunnerOwned.hasQueuedWorkers = !(workers?.queued.isEmpty ?? true)
+        unsafeRunnerOwned.hasInlineWorkers = unsafeRunnerOwned.firstInlineWorker != nil
+        unsafeRunnerOwned.hasLatestInlineWorkers = unsafeRunnerOwned.firstLatestInlineWorker != nil
         self.workers = workers
     }
 
@@ -327,7 +357,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // LoopCore+Slice.swift and LoopCore+Stop.swift.
     override func runSlice(budget: Int) -> SliceOutcome {
         // One relaxed load of the loop's words per slice (see LoopCore+Settle.swift).
-        if words.settlePending.load(ordering: .relaxed) || !settling.isEmpty {
+        if words.settlePending.load(ordering: .relaxed) || !runner.settling.isEmpty {
             return sliceSettling(budget: budget)
         }
         return slice(budget: budget)
