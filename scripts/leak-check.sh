@@ -43,6 +43,35 @@ import Foundation
 
 enum Event: Sendable { case external, fromSync, fromAsync, fromInline }
 
+/// A queue made outside the engine (`QueueKind.custom`, SPI): its path
+/// through the engine is checked for leaks too. An array behind an NSLock,
+/// copied out under the lock; each drain moves the events out of a buffer.
+/// `@unchecked Sendable`: its one mutable property is only touched under
+/// `lock`.
+final class ArrayQueue<E: Sendable>: CustomEventQueue, @unchecked Sendable {
+    private let lock = NSLock()
+    private var shared: [E] = []  // protected by lock
+
+    func enqueue(_ event: E) { lock.withLock { shared.append(event) } }
+    func enqueue(contentsOf events: UnsafeBufferPointer<E>) { lock.withLock { shared.append(contentsOf: events) } }
+
+    func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        let taken = lock.withLock { () -> [E] in
+            let count = Swift.min(max, shared.count)
+            defer { shared.removeFirst(count) }
+            return Array(shared.prefix(count))
+        }
+        let buffer = UnsafeMutableBufferPointer<E>.allocate(capacity: taken.count)
+        defer { buffer.deallocate() }
+        _ = buffer.initialize(fromContentsOf: taken)
+        for index in buffer.indices { body(UnsafeMutableRawPointer(buffer.baseAddress! + index)) }
+        return taken.count
+    }
+
+    var isEmpty: Bool { looksEmpty }
+    var looksEmpty: Bool { lock.withLock { shared.isEmpty } }
+}
+
 @main
 struct LeakDriver {
     // A synchronous main that waits on a semaphore: with an async main the
@@ -91,7 +120,8 @@ struct LeakDriver {
     }
 
     static let queues: [QueueKind] = [
-        .lockFree, .bounded(capacity: 64, overflow: .block), .baseline, .bounded(capacity: 8, overflow: .dropNewest),
+        .lockFree, .bounded(capacity: 64, overflow: .block), .bounded(capacity: 8, overflow: .dropNewest),
+        .custom(CustomEventQueueFactory(name: "array") { ArrayQueue<Event>() }),
     ]
 
     static let spin = Spin(initialState: 0) {
