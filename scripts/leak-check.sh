@@ -44,31 +44,51 @@ import Foundation
 enum Event: Sendable { case external, fromSync, fromAsync, fromInline }
 
 /// A queue made outside the engine (`QueueKind.custom`, SPI): its path
-/// through the engine is checked for leaks too. An array behind an NSLock,
-/// copied out under the lock; each drain moves the events out of a buffer.
-/// `@unchecked Sendable`: its one mutable property is only touched under
-/// `lock`.
+/// through the engine is checked for leaks too. An array behind an NSLock
+/// that the runner swaps out whole, as the tests' LockedQueue does (this
+/// driver, built outside the package, cannot import it); each drain moves
+/// the events out of a buffer. `@unchecked Sendable`: `shared` is only
+/// touched under `lock`, `buffer` and `head` only by the loop's runner.
 final class ArrayQueue<E: Sendable>: CustomEventQueue, @unchecked Sendable {
     private let lock = NSLock()
     private var shared: [E] = []  // protected by lock
+    // The loop's runner only: the events swapped out of `shared`, handed
+    // out from `head` (moved out of `buffer`).
+    private var buffer = UnsafeMutableBufferPointer<E>(start: nil, count: 0)
+    private var head = 0
+
+    deinit {
+        if let base = buffer.baseAddress {
+            (base + head).deinitialize(count: buffer.count - head)
+            buffer.deallocate()
+        }
+    }
 
     func enqueue(_ event: E) { lock.withLock { shared.append(event) } }
     func enqueue(contentsOf events: UnsafeBufferPointer<E>) { lock.withLock { shared.append(contentsOf: events) } }
 
     func drain(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
-        let taken = lock.withLock { () -> [E] in
-            let count = Swift.min(max, shared.count)
-            defer { shared.removeFirst(count) }
-            return Array(shared.prefix(count))
+        var count = 0
+        while count < max {
+            if head == buffer.count {
+                let taken = lock.withLock { () -> [E] in
+                    defer { shared = [] }
+                    return shared
+                }
+                buffer.deallocate()
+                buffer = .allocate(capacity: taken.count)
+                _ = buffer.initialize(fromContentsOf: taken)
+                head = 0
+                if taken.isEmpty { break }
+            }
+            body(UnsafeMutableRawPointer(buffer.baseAddress! + head))
+            head += 1
+            count += 1
         }
-        let buffer = UnsafeMutableBufferPointer<E>.allocate(capacity: taken.count)
-        defer { buffer.deallocate() }
-        _ = buffer.initialize(fromContentsOf: taken)
-        for index in buffer.indices { body(UnsafeMutableRawPointer(buffer.baseAddress! + index)) }
-        return taken.count
+        return count
     }
 
-    var isEmpty: Bool { looksEmpty }
+    var isEmpty: Bool { head == buffer.count && looksEmpty }
     var looksEmpty: Bool { lock.withLock { shared.isEmpty } }
 }
 

@@ -66,17 +66,26 @@ public protocol CustomEventQueueMaker: AnyObject, Sendable {
 /// when they are copies of one value, so ``QueueKind`` stays `Hashable`.
 @_spi(Benchmarks)
 public struct CustomEventQueueFactory: Sendable, Hashable, CustomStringConvertible {
+    /// Where a factory's queues come from: one of the two initializers.
+    @usableFromInline
+    enum Source: Sendable {
+        /// ``init(name:_:)``: a queue of one event type, wrapped in its
+        /// `CustomQueueCalls<Event>` (an `AnyObject` here, as `Source` is
+        /// not generic; `makeQueue` casts it back once per loop).
+        case typed(eventType: Any.Type, make: @Sendable () -> AnyObject)
+        /// ``init(name:maker:)``: queues of any event type.
+        case anyEvent(any CustomEventQueueMaker)
+    }
+
     @usableFromInline
     final class Maker: Sendable {
         let name: String
-        let eventType: Any.Type
-        let make: @Sendable () -> AnyObject
+        let source: Source
 
         @usableFromInline
-        init(name: String, eventType: Any.Type, make: @escaping @Sendable () -> AnyObject) {
+        init(name: String, source: Source) {
             self.name = name
-            self.eventType = eventType
-            self.make = make
+            self.source = source
         }
     }
 
@@ -88,14 +97,14 @@ public struct CustomEventQueueFactory: Sendable, Hashable, CustomStringConvertib
     ///   - make: makes one loop's queue.
     @inlinable
     public init<Queue: CustomEventQueue>(name: String, _ make: @escaping @Sendable () -> Queue) {
-        maker = Maker(name: name, eventType: Queue.Event.self) { CustomQueueCalls(make()) }
+        maker = Maker(name: name, source: .typed(eventType: Queue.Event.self) { CustomQueueCalls(make()) })
     }
 
     /// A factory of queues for loops of any event type, made by `maker`,
     /// one per loop, at its start. The engine's calls go through the
     /// protocol, unspecialized: for tests, not for measurements.
     public init(name: String, maker: any CustomEventQueueMaker) {
-        self.maker = Maker(name: name, eventType: Any.self) { maker }
+        self.maker = Maker(name: name, source: .anyEvent(maker))
     }
 
     /// How the queue is named in descriptions and errors.
@@ -109,17 +118,16 @@ public struct CustomEventQueueFactory: Sendable, Hashable, CustomStringConvertib
 
     /// Why the factory cannot serve a loop of `Event`s, or nil.
     func invalidity<Event>(for _: Event.Type) -> String? {
-        guard maker.eventType != Any.self, maker.eventType != Event.self else { return nil }
-        return "the custom queue '\(maker.name)' holds \(maker.eventType), the loop's events are \(Event.self)"
+        guard case .typed(let eventType, _) = maker.source, eventType != Event.self else { return nil }
+        return "the custom queue '\(maker.name)' holds \(eventType), the loop's events are \(Event.self)"
     }
 
     /// A new queue for a loop of `Event`s; nil when `invalidity(for:)` is not.
     func makeQueue<Event: Sendable>(of eventType: Event.Type) -> CustomQueueCalls<Event>? {
-        let made = maker.make()
-        if let anyEvent = made as? any CustomEventQueueMaker {
-            return CustomQueueCalls(anyEvent.makeQueue(of: eventType))
+        switch maker.source {
+        case .typed(_, let make): make() as? CustomQueueCalls<Event>
+        case .anyEvent(let maker): CustomQueueCalls(maker.makeQueue(of: eventType))
         }
-        return made as? CustomQueueCalls<Event>
     }
 }
 
