@@ -26,6 +26,72 @@ struct EffectRunObserverTests {
         #expect(runs == expected)
     }
 
+    @Test("a synchronous run's event is reported with its run, between its start and its end")
+    func syncRunEmitted() async throws {
+        let observer = ListeningObserver<Int, Int>()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback<Int, Int>(effect: { state in state < 3 ? 1 : nil })
+            Feedback<Int, Int>(effect: { state in state == 1 ? 10 : nil }).executeOnReducerThread()
+            Reducer { state, event in state + event }
+        }
+        let loop = try spin.observed(by: observer).start()
+        #expect(await eventually { loop.state == 13 && observer.heard.contains(.effectFinished(EffectRun(feedbackIndex: 0, id: 4))) })
+        await loop.stop()
+        for feedback in 0...1 {
+            let runs = observer.heard.filter {
+                switch $0 {
+                case .effectStarted(let run), .effectFinished(let run), .effectEmitted(_, let run): run.feedbackIndex == feedback
+                default: false
+                }
+            }
+            // Each run: started, its event if any, finished; never interleaved.
+            var expected: [Heard<Int, Int>] = []
+            // States 0, 1, 2, 12, 13: feedback 1's 10 is reduced after feedback 0's second 1.
+            let events: [Int?] = feedback == 0 ? [1, 1, 1, nil, nil] : [nil, 10, nil, nil, nil]
+            for (id, event) in events.enumerated() {
+                let run = EffectRun(feedbackIndex: feedback, id: UInt64(id))
+                expected.append(.effectStarted(run))
+                if let event { expected.append(.effectEmitted(event, run)) }
+                expected.append(.effectFinished(run))
+            }
+            #expect(runs == expected, "feedback \(feedback)")
+        }
+    }
+
+    @Test("an async run's events are reported with their run; a late one is not")
+    func asyncRunEmitted() async throws {
+        let observer = ListeningObserver<Int, Int>()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback<Int, Int>(effect: { (state: Int) -> AsyncStream<Int> in
+                AsyncStream { continuation in
+                    if state == 0 { continuation.yield(1); continuation.yield(2) }
+                    continuation.finish()
+                }
+            }, applying: .continueOnNewState)
+            Reducer { state, event in state + event }
+        }
+        let loop = try spin.observed(by: observer).start()
+        let run0 = EffectRun(feedbackIndex: 0, id: 0)
+        #expect(await eventually { loop.state == 3 && observer.heard.contains(.effectFinished(run0)) })
+        await loop.stop()
+        let emitted = observer.heard.filter { if case .effectEmitted = $0 { true } else { false } }
+        #expect(emitted == [.effectEmitted(1, run0), .effectEmitted(2, run0)])
+    }
+
+    @Test("an observer that does not observe each event hears no emitted events")
+    func emittedOnlyForEachEventObservers() async throws {
+        let observer = ListeningObserver<Int, Int>(eachEvent: false)
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback<Int, Int>(effect: { state in state < 3 ? 1 : nil })
+            Reducer { state, event in state + event }
+        }
+        let loop = try spin.observed(by: observer).start()
+        #expect(await eventually { loop.state == 3 && observer.heard.contains(.effectFinished(EffectRun(feedbackIndex: 0, id: 3))) })
+        await loop.stop()
+        #expect(!observer.heard.contains { if case .effectEmitted = $0 { true } else { false } })
+        #expect(observer.heard.contains(.effectStarted(EffectRun(feedbackIndex: 0, id: 3))))
+    }
+
     @Test("inline runs on the reducer thread are reported too")
     func inlineRuns() async throws {
         let observer = ListeningObserver<Int, Int>()

@@ -36,11 +36,12 @@ struct EffectsAsDataObserverTests {
         let run = EffectRun(feedbackIndex: 0, id: 0)  // the spin has no other feedback
         let runEvents = heard.filter {
             switch $0 {
-            case .effectStarted(let r), .effectFinished(let r), .effectCancelled(let r): r == run
+            case .effectStarted(let r), .effectFinished(let r), .effectCancelled(let r), .effectEmitted(_, let r): r == run
             default: false
             }
         }
-        #expect(runEvents == [.effectStarted(run), .effectFinished(run)])
+        // A sync handler's event comes between its start and its end.
+        #expect(runEvents == [.effectStarted(run), .effectEmitted(-10, run), .effectFinished(run)])
     }
 
     @Test("stop cancels a running async handler: cancelled, then finished, and its late event reported")

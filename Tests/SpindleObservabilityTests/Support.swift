@@ -11,6 +11,7 @@ enum Heard<State: Sendable & Equatable, Event: Sendable & Equatable>: Sendable, 
     case discardedAtStop(Event)
     case effectStarted(EffectRun)
     case effectCancelled(EffectRun)
+    case effectEmitted(Event, EffectRun)
     case effectFinished(EffectRun)
     case effectFailed(EffectRun, String)
     case late(Event, EffectRun)
@@ -69,6 +70,7 @@ final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equ
     func eventDiscardedAtStop(_ event: Event) { add(.discardedAtStop(event), onReducer: true) }
     func effectStarted(_ run: EffectRun) { add(.effectStarted(run)) }
     func effectCancelled(_ run: EffectRun) { add(.effectCancelled(run)) }
+    func effectEmitted(_ event: Event, from run: EffectRun) { add(.effectEmitted(event, run)) }
     func effectFinished(_ run: EffectRun) { add(.effectFinished(run)) }
     func effectFailed(_ run: EffectRun, error: any Error) { add(.effectFailed(run, String(describing: error))) }
     func lateEventDiscarded(_ event: Event, from run: EffectRun) { add(.late(event, run)) }

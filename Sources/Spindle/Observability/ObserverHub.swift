@@ -14,6 +14,7 @@ struct ObserverCalls<State: Sendable, Event: Sendable>: Sendable {
     let eventDiscardedAtStop: @Sendable (Event) -> Void
     let effectStarted: @Sendable (EffectRun) -> Void
     let effectCancelled: @Sendable (EffectRun) -> Void
+    let effectEmitted: @Sendable (Event, EffectRun) -> Void
     let effectFinished: @Sendable (EffectRun) -> Void
     let effectFailed: @Sendable (EffectRun, any Error) -> Void
     let lateEventDiscarded: @Sendable (Event, EffectRun) -> Void
@@ -30,6 +31,7 @@ struct ObserverCalls<State: Sendable, Event: Sendable>: Sendable {
         eventDiscardedAtStop = { observer.eventDiscardedAtStop($0) }
         effectStarted = { observer.effectStarted($0) }
         effectCancelled = { observer.effectCancelled($0) }
+        effectEmitted = { observer.effectEmitted($0, from: $1) }
         effectFinished = { observer.effectFinished($0) }
         effectFailed = { observer.effectFailed($0, error: $1) }
         lateEventDiscarded = { observer.lateEventDiscarded($0, from: $1) }
@@ -44,10 +46,11 @@ struct ObserverCalls<State: Sendable, Event: Sendable>: Sendable {
         case (true, true):
             eventAccepted = { first.eventAccepted($0); second.eventAccepted($0) }
             eventReduced = { first.eventReduced($0, $1, $2); second.eventReduced($0, $1, $2) }
+            effectEmitted = { first.effectEmitted($0, $1); second.effectEmitted($0, $1) }
         case (true, false):
-            (eventAccepted, eventReduced) = (first.eventAccepted, first.eventReduced)
+            (eventAccepted, eventReduced, effectEmitted) = (first.eventAccepted, first.eventReduced, first.effectEmitted)
         default:
-            (eventAccepted, eventReduced) = (second.eventAccepted, second.eventReduced)
+            (eventAccepted, eventReduced, effectEmitted) = (second.eventAccepted, second.eventReduced, second.effectEmitted)
         }
         loopStarted = { first.loopStarted($0); second.loopStarted($0) }
         batchReduced = { first.batchReduced($0); second.batchReduced($0) }
@@ -93,6 +96,10 @@ final class ObserverHub<State: Sendable, Event: Sendable>: Sendable {
     func eventDiscardedAtStop(_ event: Event) { calls.eventDiscardedAtStop(event) }
     func effectStarted(_ run: EffectRun) { calls.effectStarted(run) }
     func effectCancelled(_ run: EffectRun) { calls.effectCancelled(run) }
+    /// Per-event, as ``eventAccepted(_:)``: only when ``wantsEachEvent``.
+    func effectEmitted(_ event: Event, from run: EffectRun) {
+        if wantsEachEvent { calls.effectEmitted(event, run) }
+    }
     func effectFinished(_ run: EffectRun) { calls.effectFinished(run) }
     func effectFailed(_ run: EffectRun, error: any Error) { calls.effectFailed(run, error) }
     func lateEventDiscarded(_ event: Event, from run: EffectRun) { calls.lateEventDiscarded(event, run) }

@@ -83,6 +83,15 @@ public protocol SpinObserver<State, Event>: Sendable {
     /// (``ExecutionStrategy/cancelOnNewState``) or by stop.
     func effectCancelled(_ run: EffectRun)
 
+    /// An effect run emitted `event`, and the loop accepted it: the event
+    /// will be reduced (or discarded by a discarding stop). The emitting
+    /// thread, after ``eventAccepted(_:)``; for a synchronous run, between
+    /// its ``effectStarted(_:)`` and its ``effectFinished(_:)``. Runs of a
+    /// feedback's effect and of an effect router's handlers are reported;
+    /// a gear's events are not (a gear is not a run). Called only when
+    /// ``observesEachEvent`` is true.
+    func effectEmitted(_ event: Event, from run: EffectRun)
+
     /// An effect run returned (or, for a cancelled async run, its task ended).
     func effectFinished(_ run: EffectRun)
 
@@ -110,6 +119,7 @@ extension SpinObserver {
     public func eventDiscardedAtStop(_ event: Event) {}
     public func effectStarted(_ run: EffectRun) {}
     public func effectCancelled(_ run: EffectRun) {}
+    public func effectEmitted(_ event: Event, from run: EffectRun) {}
     public func effectFinished(_ run: EffectRun) {}
     public func effectFailed(_ run: EffectRun, error: any Error) {}
     public func lateEventDiscarded(_ event: Event, from run: EffectRun) {}

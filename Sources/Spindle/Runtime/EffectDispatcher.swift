@@ -211,10 +211,10 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             reports.drain()
             switch pending.job {
             case .sync(let handler):
-                let event = handler()
+                // Its event before its end, as a feedback's sync run.
+                if let event = handler() { _ = emit(event, port: port, run: run) }
                 runtime.withLock { _ in if let runs = port.runs { reports.append { runs.finished(run) } } }
                 reports.drain()
-                if let event { _ = emit(event, port: port, run: run) }
             case .async(let body):
                 start(body, run: run, effect: pending.effect, route: route, port: port)
             }
@@ -302,6 +302,8 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             }
             return .stopped
         }
-        return port.emit(event)
+        let result = port.emit(event)
+        if result == .accepted, let runs = port.runs { runs.emitted(event, run) }
+        return result
     }
 }

@@ -295,9 +295,10 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         let run = EffectRun(feedbackIndex: index, id: runnerOwned.nextSyncRunID)
         runnerOwned.nextSyncRunID &+= 1
         hub.effectStarted(run)
-        let event = effect(state)
+        if let event = effect(state), core.emitFromEffect(event) {
+            hub.effectEmitted(event, from: run)
+        }
         hub.effectFinished(run)
-        if let event { core.emitFromEffect(event) }
     }
 
     /// Stops the worker: no further runs, every live run cancelled, the gear
@@ -595,7 +596,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             let attempt = core.emitUnreportedWithoutWaiting(event)
             if let reports, let hub {
                 switch attempt {
-                case .accepted: reports.append { [core] in core.report(.accepted, of: event, to: hub) }
+                case .accepted:
+                    reports.append { [core] in
+                        core.report(.accepted, of: event, to: hub)
+                        hub.effectEmitted(event, from: run)
+                    }
                 case .dropped: reports.append { [core] in core.report(.dropped, of: event, to: hub) }
                 case .stopped: reports.append { [core] in core.report(.stopped, of: event, to: hub) }
                 case .full: break

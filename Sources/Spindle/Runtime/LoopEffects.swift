@@ -51,6 +51,7 @@ struct LoopPort<Event>: Sendable {
 struct RunReports<Event>: Sendable {
     let started: @Sendable (EffectRun) -> Void
     let cancelled: @Sendable (EffectRun) -> Void
+    let emitted: @Sendable (Event, EffectRun) -> Void
     let finished: @Sendable (EffectRun) -> Void
     let failed: @Sendable (EffectRun, any Error) -> Void
     let late: @Sendable (Event, EffectRun) -> Void
@@ -59,6 +60,7 @@ struct RunReports<Event>: Sendable {
         guard let hub else { return nil }
         started = { hub.effectStarted($0) }
         cancelled = { hub.effectCancelled($0) }
+        emitted = { hub.effectEmitted($0, from: $1) }
         finished = { hub.effectFinished($0) }
         failed = { hub.effectFailed($0, error: $1) }
         late = { hub.lateEventDiscarded($0, from: $1) }
