@@ -65,14 +65,14 @@ public struct ReducerSpec<State, Event>: Sendable {
         public func when(_ events: [Event]) -> Outcome {
             var states: [State] = []
             states.reserveCapacity(events.count)
-            let next = reducer.routedNext
+            let next = reducer.nextWithEffects
             var effects: [[any Sendable]]? = next == nil ? nil : []
             var current = state
             for event in events {
                 if let next {
                     let step = next(current, event)
                     current = step.state ?? current
-                    effects?.append(step.effects.map(\.effect))
+                    effects?.append(step.effects)
                 } else {
                     current = reducer.reduce(current, event)
                 }

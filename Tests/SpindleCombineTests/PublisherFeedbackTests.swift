@@ -217,6 +217,21 @@ private final class RunEnds: SpinObserver {
         #expect(second.values == Array(0...5))
     }
 
+    @Test func aStreamFormRunIsReportedStartedThenCancelledAndFinishedByTheStop() async throws {
+        let runs = Recorder<String>()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback<Int, Int>(streamEffect: { states in
+                states.filter { $0 < 3 }.map { _ in 1 }.eraseToAnyPublisher()
+            })
+            Reducer { state, event in state + event }
+        }.observed(by: RunRecorder(runs: runs))
+        let loop = try spin.start()
+        #expect(await eventually { loop.state == 3 })
+        await loop.stop()
+        // One run for the loop's life: its events, then its end at the stop.
+        #expect(runs.values == ["started 0", "emitted 0", "emitted 0", "emitted 0", "cancelled 0", "finished 0"])
+    }
+
     @Test func stoppingTheLoopCancelsTheStreamFormSubscription() async throws {
         let publisher = StubbornPublisher<Int>()
         let spin = Spin<Phased, PhasedEvent>(initialState: Phased()) {
@@ -237,5 +252,16 @@ private final class RunEnds: SpinObserver {
         #expect(loop.state.received == [1])
         #expect(loop.statistics.reducedEvents == 1)
     }
+}
+/// Writes down the effect runs an observer hears of.
+private struct RunRecorder: SpinObserver {
+    typealias State = Int
+    typealias Event = Int
+    let runs: Recorder<String>
+
+    func effectStarted(_ run: EffectRun) { runs.append("started \(run.id)") }
+    func effectEmitted(_ event: Int, from run: EffectRun) { runs.append("emitted \(run.id)") }
+    func effectCancelled(_ run: EffectRun) { runs.append("cancelled \(run.id)") }
+    func effectFinished(_ run: EffectRun) { runs.append("finished \(run.id)") }
 }
 #endif

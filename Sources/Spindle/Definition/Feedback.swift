@@ -73,9 +73,9 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// nil: the loop's executor.
     private(set) var queue: DispatchQueue?
     /// Runs on the loop's executor even if a queue was named (see ``executeOnReducerThread()``).
-    package private(set) var runsOnReducerThread: Bool = false
+    package internal(set) var runsOnReducerThread: Bool = false
     /// Every state, or only the latest (see ``delivering(_:)``).
-    package private(set) var delivery: StateDelivery = .everyState
+    package internal(set) var delivery: StateDelivery = .everyState
     /// A stream-form feedback's buffer: at most this many states wait for
     /// its reader (the oldest are dropped); nil: no bound.
     package var streamBufferLimit: Int?
@@ -85,6 +85,19 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     /// only by the inlinable `init(effect:on:applying:)` (see there); nil for
     /// every other form, which the engine calls through `effect`.
     private(set) var syncEffectWritingInto: (@Sendable (State, UnsafeMutableRawPointer) -> Bool)?
+
+    /// This feedback, a gear's (attached), with the emitter its
+    /// subscription gets wrapped by `wrap`; any other feedback unchanged.
+    /// For SpindleTesting's runner, which logs what a gear emits.
+    package func wrappingAttachedEmitter(
+        _ wrap: @escaping @Sendable (EffectEmitter<Event>) -> EffectEmitter<Event>
+    ) -> Feedback {
+        guard case .attached(let subscribe) = effect else { return self }
+        var copy = Feedback(effect: .attached({ subscribe(wrap($0)) }), filter: filter, queue: queue, strategy: strategy)
+        copy.runsOnReducerThread = runsOnReducerThread
+        copy.delivery = delivery
+        return copy
+    }
 
     init(
         effect: Effect,

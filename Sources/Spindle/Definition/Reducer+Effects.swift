@@ -58,9 +58,9 @@ extension Reducer where State: Sendable, Event: Sendable {
                     connect: dispatcher.connect,
                     stop: dispatcher.stop(whenDone:))
             },
-            routed: { state, event in
+            next: { state, event in
                 let step = next(state, event)
-                return RoutedNext(state: step.state, effects: step.effects.map(router.routed))
+                return (step.state, step.effects)
             })
     }
 

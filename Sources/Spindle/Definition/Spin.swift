@@ -120,7 +120,7 @@ public struct Spin<State: Sendable, Event: Sendable>: Sendable {
 
     /// This spin with `feedbacks` instead of its own, keeping everything
     /// else (its observers included).
-    func replacingFeedbacks(with feedbacks: [Feedback<State, Event>]) -> Spin {
+    package func replacingFeedbacks(with feedbacks: [Feedback<State, Event>]) -> Spin {
         var copy = Spin(initialState: initialState, feedbacks: feedbacks, reducer: reducer)
         copy.observers = observers
         return copy

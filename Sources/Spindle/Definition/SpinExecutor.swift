@@ -82,6 +82,22 @@ public struct SpinExecutor: Sendable, CustomStringConvertible {
         SpinExecutor(kind: .enqueuing(EnqueuingExecutor(name: name, isCurrent: isCurrent, enqueue: enqueue)))
     }
 
+    /// SpindleTesting's runner: a loop driven by hand (see ``ManualDrive``),
+    /// each scheduling handed to `enqueue` as for
+    /// ``enqueuing(name:isCurrent:_:)``, never run in an emit.
+    package static func manual(
+        name: String, drive: ManualDrive,
+        enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
+    ) -> SpinExecutor {
+        SpinExecutor(kind: .enqueuing(EnqueuingExecutor(name: name, isCurrent: nil, manualDrive: drive, enqueue: enqueue)))
+    }
+
+    /// The manual drive of a ``manual(name:drive:enqueue:)`` value; nil
+    /// for every other executor.
+    var manualDrive: ManualDrive? {
+        if case .enqueuing(let executor) = kind { executor.manualDrive } else { nil }
+    }
+
     /// The executor object an ``enqueuing(name:isCurrent:_:)`` value holds
     /// (nil for the other kinds), for a cache that must not keep it alive:
     /// SpindleNIO keeps its event loops' executors weakly, so that no

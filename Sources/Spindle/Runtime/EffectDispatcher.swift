@@ -30,6 +30,9 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     private struct Pending: Sendable {
         let effect: Effect
         let job: EffectJob<Event>
+        /// The effect's number among every effect dispatched (counted only
+        /// under a manual drive; 0 otherwise).
+        var number = 0
     }
 
     /// A route's effects waiting for its queue, oldest at `head`.
@@ -60,6 +63,8 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
         /// The async handlers' runs (see `StartingRuns`).
         var tasks = StartingRuns()
         var nextTaskID: UInt64 = 0
+        /// Effects dispatched so far (counted only under a manual drive).
+        var dispatchedEffects = 0
         /// Drains calling a handler (from taking its effect to the end of a
         /// synchronous handler, or an async one's first suspension), and
         /// reports of unhandled effects not yet made (`report`).
@@ -116,12 +121,16 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     func dispatch(_ effects: [Effect]) {
         let port = port!
         port.counters.effectsDispatched.wrappingIncrement(by: effects.count, ordering: .relaxed)
+        // Under a manual drive, each effect's number and route, for the runner.
+        let manual = port.manual
+        var number = manual == nil ? 0 : firstNumber(of: effects.count)
+        var routed: [ManualDrive.RoutedEffect] = []
         var claimed: [(route: Int, pending: Pending)] = []
         var misrouted: [any Error] = []
         for effect in effects {
             let claim = router.claim(effect)
             if let (index, job) = claim.handler {
-                claimed.append((index, Pending(effect: effect, job: job)))
+                claimed.append((index, Pending(effect: effect, job: job, number: number)))
             } else {
                 port.counters.unhandledEffects.wrappingIncrement(ordering: .relaxed)
                 misrouted.append(UnhandledEffectError(effect: effect, router: router.name))
@@ -129,9 +138,23 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             if let ambiguity = claim.ambiguity {
                 misrouted.append(ambiguity)
             }
+            if manual != nil {
+                routed.append(.init(number: number, effect: effect, route: claim.handler?.0, ambiguity: claim.ambiguity))
+                number += 1
+            }
         }
+        manual?.effectsRouted(routed)
         if !claimed.isEmpty { enqueue(claimed, port: port) }
         if !misrouted.isEmpty { report(misrouted, port: port) }
+    }
+
+    // Under a manual drive: the number of the first of `count` effects
+    // dispatched now (see `Pending.number`).
+    private func firstNumber(of count: Int) -> Int {
+        runtime.withLock { runtime -> Int in
+            defer { runtime.dispatchedEffects += count }
+            return runtime.dispatchedEffects
+        }
     }
 
     private func enqueue(_ claimed: [(route: Int, pending: Pending)], port: LoopPort<Event>) {
@@ -151,6 +174,13 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
             port.counters.effectsDiscardedAtStop.wrappingIncrement(by: claimed.count, ordering: .relaxed)
             return
         }
+        if let manual = port.manual {
+            // One job per effect, each taking its route's oldest: handlers
+            // are called in dispatch order across routes, one of the orders
+            // the route queues allow.
+            for (route, _) in claimed { manual.dispatch { self.drain(route, atMost: 1) } }
+            return
+        }
         for route in schedule { queues[route].async { self.drain(route) } }
     }
 
@@ -163,11 +193,16 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     private func report(_ errors: [any Error], port: LoopPort<Event>) {
         let name = router.name
         runtime.withLock { $0.calling += 1 }
-        DispatchQueue.global().async { [self] in
+        let reportAll: @Sendable () -> Void = { [self] in
             for error in errors {
                 port.report(EffectError(feedbackIndex: port.feedbackIndex, router: name, underlying: error))
             }
             endCall()
+        }
+        if let manual = port.manual {
+            manual.dispatch(reportAll)
+        } else {
+            DispatchQueue.global().async(execute: reportAll)
         }
     }
 
@@ -205,9 +240,13 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     // MARK: Route queues
 
     /// On `queues[route]`: calls the route's handlers one by one, in order.
-    private func drain(_ route: Int) {
+    /// `atMost`: under a manual drive, one effect per drain (see `enqueue`).
+    private func drain(_ route: Int, atMost limit: Int = .max) {
         let port = port!
-        while let (pending, run) = take(route, port: port) {
+        var taken = 0
+        while taken < limit, let (pending, run) = take(route, port: port) {
+            taken += 1
+            port.manual?.handlerTaken(run, pending.number)
             reports.drain()
             switch pending.job {
             case .sync(let handler):
@@ -264,11 +303,16 @@ final class EffectDispatcher<Effect: Sendable, Event: Sendable>: Sendable {
     ) {
         let emitter = EventEmitter<Event> { [self] event in emit(event, port: port, run: run) }
         LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
-        let task = Task.immediate(executorPreference: taskExecutors[route]) { [self] in
+        let manual = port.manual
+        let task = Task.immediate(executorPreference: manual?.taskExecutor ?? taskExecutors[route]) { [self] in
             defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
             var failure: EffectHandlerError?
             do {
-                try await body(emitter)
+                if let manual {
+                    try await manual.wrapRun(run) { try await body(emitter) }
+                } else {
+                    try await body(emitter)
+                }
             } catch {
                 if !(error is CancellationError), !Task.isCancelled {
                     failure = EffectHandlerError(effect: effect, routeIndex: route, router: router.name, underlying: error)

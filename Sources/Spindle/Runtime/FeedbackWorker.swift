@@ -49,8 +49,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var live = StartingRuns()
         var stopped = false
         var attachment: AttachedSubscription?
-        /// A pipe feedback's open pipe, closed by `stop`.
+        /// A pipe feedback's open pipe, closed by `stop`, and its run.
         var pipe: StatePipe<State>?
+        var pipeRun: EffectRun?
     }
 
     private enum RunEmit {
@@ -145,7 +146,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
         self.index = index
         self.takesLatestOnly = feedback.delivery == .latestState
-        self.queue = feedback.runsOnReducerThread ? nil : feedback.queue
+        // Under a manual drive (SpindleTesting's runner) no queue is used:
+        // the feedback runs where the loop's slice runs.
+        self.queue = feedback.runsOnReducerThread || core.manualDrive != nil ? nil : feedback.queue
         self.core = core
         self.filter = feedback.filter
         self.reports = core.hub == nil ? nil : OrderedReports()
@@ -338,6 +341,13 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             runs.attachment = nil
             let pipe = runs.pipe
             runs.pipe = nil
+            // The pipe's one run ends with it: observers hear it cancelled
+            // and finished, as every run they heard start.
+            if let run = runs.pipeRun, let reports, let hub = core.hub {
+                reports.append { hub.effectCancelled(run) }
+                reports.append { hub.effectFinished(run) }
+            }
+            runs.pipeRun = nil
             return (cancelled, (attachment, pipe))
         }
         reports?.drain()
@@ -442,8 +452,9 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         case .sequence(let body):
             startRun { emitter in try await body(state, emitter) }
         case .stream(let body):
-            if !runnerOwned.streamStarted, let states = streamStates, let input = streamInput {
+            if !runnerOwned.streamStarted, let stream = streamStates, let input = streamInput {
                 runnerOwned.streamStarted = true
+                let states = core.manualDrive.map { $0.reporting(stream) } ?? stream
                 startRun { emitter in
                     // A run that ends early takes no more states.
                     defer { input.finish() }
@@ -500,12 +511,17 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         for task in cancelled { task.cancel() }
         let emitter = emitter(generation: generation, run: run)
         LiveCounts.effectTasks.wrappingIncrement(ordering: .relaxed)
+        let manual = core.manualDrive
         // No lock is held here: the effect's first part runs now, and may
         // emit (which takes the `runs` lock).
-        let task = Task.immediate(executorPreference: taskExecutor) { [self] in
+        let task = Task.immediate(executorPreference: manual?.taskExecutor ?? taskExecutor) { [self] in
             defer { LiveCounts.effectTasks.wrappingDecrement(ordering: .relaxed) }
             do {
-                try await body(emitter)
+                if let manual {
+                    try await manual.wrapRun(run) { try await body(emitter) }
+                } else {
+                    try await body(emitter)
+                }
             } catch {
                 if !(error is CancellationError), !Task.isCancelled {
                     hub?.effectFailed(run, error: error)
@@ -535,10 +551,19 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         let pipe = open(emitter(generation: generation, run: run))
         runnerOwned.pipe = pipe
         let closeNow = runs.withLock { runs -> Bool in
-            if runs.stopped { return true }
+            if runs.stopped {
+                // The stop came between the two locks: it did not see this run.
+                if let reports, let hub = core.hub {
+                    reports.append { hub.effectCancelled(run) }
+                    reports.append { hub.effectFinished(run) }
+                }
+                return true
+            }
             runs.pipe = pipe
+            runs.pipeRun = run
             return false
         }
+        reports?.drain()
         if closeNow { pipe.close() }
     }
 
@@ -584,11 +609,21 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
+    /// False, but for a test that injected `InjectedFault.acceptLateEvents`
+    /// (debug builds only).
+    private static var lateEventsAccepted: Bool {
+        #if DEBUG
+        InjectedFault.current == .acceptLateEvents
+        #else
+        false
+        #endif
+    }
+
     private func tryEmit(_ event: Event, generation: UInt64, run: EffectRun) -> RunEmit {
         let cancelOnNewState = feedback.strategy == .cancelOnNewState
         let hub = core.hub
         let outcome = runs.withLock { runs -> RunEmit in
-            if runs.stopped || (cancelOnNewState && runs.generation != generation) {
+            if runs.stopped || (cancelOnNewState && runs.generation != generation && !Self.lateEventsAccepted) {
                 core.counters.lateEventsDiscarded.wrappingIncrement(ordering: .relaxed)
                 if let reports, let hub { reports.append { hub.lateEventDiscarded(event, from: run) } }
                 return .late

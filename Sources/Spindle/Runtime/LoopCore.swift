@@ -111,6 +111,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var workers: LoopWorkers<State, Event>?
     /// Which of the queues above is the loop's (see them).
     let queueTag: QueueTag
+    /// The runner's own emits go to the custom queue instead of its local
+    /// queue: a loop under a ``ManualDrive`` (SpindleTesting's runner).
+    let runnerEmitsThroughQueue: Bool
     /// Everything only the loop's runner touches (see `RunnerOwned`). Reach
     /// it through `runner`, which checks the thread in debug builds; directly
     /// only before the loop's first scheduling (its start, which publishes
@@ -216,6 +219,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         ringQueue = ring
         customQueue = custom
         customCalls = custom.map { Unmanaged.passUnretained($0) }
+        runnerEmitsThroughQueue = custom != nil && options.executor?.manualDrive != nil
         loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
         super.init(executor: executor)
         if queueTag == .lockFree { spindle_lane_set_init(words.laneSetMemory) }
@@ -316,6 +320,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// where effects that name no queue run. Read from the options, as the
     /// start read it for the effect routes (`PreparedSpin`).
     var executorQueue: DispatchQueue? { options.executor?.serialQueue }
+
+    /// SpindleTesting's runner's hooks, when it drives this loop.
+    var manualDrive: ManualDrive? { options.executor?.manualDrive }
 
     /// The `states` subscribers if any subscription was ever made, else nil.
     /// Any thread.

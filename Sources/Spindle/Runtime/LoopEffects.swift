@@ -12,9 +12,10 @@ struct LoopEffectsFactory<State, Event>: Sendable {
     /// Makes a new runtime; the argument is the loop's serial queue, if it
     /// runs on one.
     let make: @Sendable (_ defaultQueue: DispatchQueue?) -> LoopEffects<State, Event>
-    /// Reduces and routes without a runtime, for SpindleTesting's runner
-    /// (see `Reducer.routedNext`).
-    let routed: @Sendable (State, Event) -> RoutedNext<State, Event>
+    /// Reduces without a runtime: the next state (nil: unchanged) and the
+    /// effects, none handled. For SpindleTesting's `ReducerSpec` (see
+    /// `Reducer.nextWithEffects`).
+    let next: @Sendable (State, Event) -> (state: State?, effects: [any Sendable])
 }
 
 /// One loop's effect runtime, as the loop sees it.
@@ -44,6 +45,8 @@ struct LoopPort<Event>: Sendable {
     /// The loop's observers' effect-run callbacks; nil when the spin has no
     /// observer (see ``SpinObserver``).
     let runs: RunReports<Event>?
+    /// SpindleTesting's runner's hooks, when it drives the loop.
+    let manual: ManualDrive?
 }
 
 /// The effect-run callbacks of a loop's observers, for an effect runtime
@@ -114,6 +117,7 @@ struct PreparedSpin<State: Sendable, Event: Sendable> {
             },
             counters: counters,
             feedbackIndex: spin.feedbacks.count - 1,
-            runs: RunReports(core.hub)))
+            runs: RunReports(core.hub),
+            manual: core.manualDrive))
     }
 }

@@ -53,3 +53,19 @@ extension SpinStates {
     /// States buffered, not yet taken. Any thread.
     var bufferedCount: Int { handle.subscription.bufferedCount }
 }
+
+#if DEBUG
+/// A fault a test injects into the engine, for the task that sets it (and
+/// the tasks it starts, which inherit task-local values): SpindleTesting's
+/// tests change the engine's behaviour this way and show that a spec sees
+/// the change. Debug builds only; per task, so a test that injects one
+/// leaves the tests running beside it alone.
+enum InjectedFault: Sendable {
+    case none
+    /// A run cancelled by a new state (`.cancelOnNewState`) has its later
+    /// events accepted instead of discarded.
+    case acceptLateEvents
+
+    @TaskLocal static var current: InjectedFault = .none
+}
+#endif

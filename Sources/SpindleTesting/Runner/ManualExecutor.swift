@@ -19,8 +19,14 @@ import Spindle
 /// **Thread safety:** `enqueue` from any thread; ``runNext()`` from the
 /// runner's caller (one thread at a time).
 final class ManualExecutor: TaskExecutor {
+    /// A task's job, or work the engine dispatched (a route's drain).
+    private enum Job: Sendable {
+        case task(UnownedJob)
+        case work(@Sendable () -> Void)
+    }
+
     private struct Queue: Sendable {
-        var jobs: [UnownedJob] = []
+        var jobs: [Job] = []
         var head = 0
         var retired = false
     }
@@ -31,23 +37,39 @@ final class ManualExecutor: TaskExecutor {
     private let arrivals = DispatchSemaphore(value: 0)
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        add(.task(UnownedJob(job)))
+    }
+
+    /// Queues `work` (what the engine would run on a dispatch queue) to
+    /// run in turn with the tasks' jobs.
+    func enqueue(work: @escaping @Sendable () -> Void) {
+        add(.work(work))
+    }
+
+    private func add(_ job: Job) {
         let retired = queue.withLock { queue -> Bool in
             if queue.retired { return true }
             queue.jobs.append(job)
             return false
         }
         if retired {
-            DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+            DispatchQueue.global().async { self.run(job) }
         } else {
             arrivals.signal()
+        }
+    }
+
+    private func run(_ job: Job) {
+        switch job {
+        case .task(let job): job.runSynchronously(on: asUnownedTaskExecutor())
+        case .work(let work): work()
         }
     }
 
     /// Runs the oldest queued job on the calling thread.
     /// - Returns: false when no job was queued.
     func runNext() -> Bool {
-        let next = queue.withLock { queue -> UnownedJob? in
+        let next = queue.withLock { queue -> Job? in
             guard queue.head < queue.jobs.count else { return nil }
             let job = queue.jobs[queue.head]
             queue.head += 1
@@ -58,7 +80,7 @@ final class ManualExecutor: TaskExecutor {
             return job
         }
         guard let next else { return false }
-        next.runSynchronously(on: asUnownedTaskExecutor())
+        run(next)
         return true
     }
 
@@ -77,7 +99,7 @@ final class ManualExecutor: TaskExecutor {
     /// From now on, jobs run on a global queue as they arrive (see the type's
     /// discussion); the jobs still queued are run there too.
     func retire() {
-        let left = queue.withLock { queue -> [UnownedJob] in
+        let left = queue.withLock { queue -> [Job] in
             queue.retired = true
             let left = Array(queue.jobs[queue.head...])
             queue.jobs.removeAll()
@@ -85,7 +107,7 @@ final class ManualExecutor: TaskExecutor {
             return left
         }
         for job in left {
-            DispatchQueue.global().async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+            DispatchQueue.global().async { self.run(job) }
         }
     }
 }

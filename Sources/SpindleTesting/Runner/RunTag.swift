@@ -38,6 +38,12 @@ final class RunTag: Sendable {
     /// True while at least one wait of the run is parked.
     var isParked: Bool { parkedCount.withLock { $0 > 0 } }
 
+    /// Counts the current run as waiting for the test (`true`) until the
+    /// matching call with `false`: a stream run waiting for its next state.
+    static func setWaitingForTest(_ waiting: Bool) {
+        current?.parkedCount.withLock { $0 += waiting ? 1 : -1 }
+    }
+
     /// Runs `body` with the run counted as waiting for the test.
     static func parking<T>(_ body: () async throws -> T) async rethrows -> T {
         let tag = current

@@ -20,38 +20,72 @@ import Spindle
 /// **Thread safety:** `Sendable`. Drive it from one task at a time; gears
 /// and effects may emit from any thread.
 public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
-    private let host: EffectHost<State, Event>
-    // protected by lock: the states sent, and the events emitted so far.
-    private let record = Lock<(states: [State], events: [Event])>(([], []))
+    /// What the driven loop reduces: a state the test sends, or (collected
+    /// by the queue, never reduced) an event the feedback emitted.
+    enum Input: Sendable {
+        case state(State)
+        case emitted(Event)
+    }
+
+    // A loop of the real engine whose state is the last one sent (nil
+    // before the first, which the feedback does not see), driven by hand.
+    private let driver: LoopDriver<State?, Input>
+    // protected by lock: the states sent.
+    private let sent = Lock<[State]>([])
 
     /// Wraps `feedback`; a gear feedback is subscribed to its gear now.
     public init(_ feedback: Feedback<State, Event>) {
-        host = EffectHost(feedbacks: [feedback])
-        host.setOwner(self)
-        host.attach()
+        let adapted = feedback.adapted(state: { (state: State?) in state }, event: Input.emitted)
+        let spin = Spin<State?, Input>(initialState: nil, reducer: Reducer { state, input in
+            if case .state(let next) = input { next } else { state }
+        }) {
+            adapted
+        }
+        let owner = Lock(WeakDriver(value: nil))
+        // Runs are named by their state's index in `states`: the count of
+        // states reduced, less one.
+        driver = LoopDriver(
+            spin: spin, stateOffset: -1,
+            divert: { if case .emitted = $0 { true } else { false } },
+            owner: { owner.withLock { $0.value } })
+        owner.withLock { $0.value = self }
+        driver.start()
     }
 
     deinit {
-        host.stop()
+        driver.stop()
     }
 
     /// The states handed to the feedback, in order.
-    public var states: [State] { record.withLock { $0.states } }
+    public var states: [State] { sent.withLock { $0 } }
 
     /// The events the feedback emitted and that were not discarded, in the
     /// order emitted (the events of runs that were cancelled before they
     /// emitted them are in ``effectLog``, as discarded).
     public var events: [Event] {
-        collect()
-        return record.withLock { $0.events }
+        driver.queue.diverted.compactMap { if case .emitted(let event) = $0 { event } else { nil } }
     }
 
     /// What every run did, in order. Runs are named by the index of their
     /// state in ``states``.
-    public var effectLog: [EffectLogEntry<Event>] { host.log }
+    public var effectLog: [EffectLogEntry<Event>] {
+        driver.books.log.compactMap { entry in
+            let kind: EffectLogEntry<Event>.Kind
+            switch entry.kind {
+            case .emitted(.emitted(let event)): kind = .emitted(event)
+            case .discarded(.emitted(let event)): kind = .discarded(event)
+            case .emitted(.state), .discarded(.state), .dispatched, .unhandled: return nil
+            case .started: kind = .started
+            case .cancelled: kind = .cancelled
+            case .finished: kind = .finished
+            case .failed(let error): kind = .failed(error)
+            }
+            return EffectLogEntry(run: entry.run, kind: kind)
+        }
+    }
 
     /// The runs whose task has not ended yet.
-    public var activeRuns: [TestEffectRun] { host.liveRuns }
+    public var activeRuns: [TestEffectRun] { driver.books.liveRuns }
 
     /// Hands `state` to the feedback as its next state, then runs the queued
     /// jobs until none is left. A synchronous run happens at once; another
@@ -59,13 +93,9 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
     /// `ExecutionStrategy.cancelOnNewState`) and goes as far as it
     /// can — to its end, or to a suspension such as a ``TestClock`` sleep.
     public func send(_ state: State) {
-        let index = record.withLock { record -> Int in
-            record.states.append(state)
-            return record.states.count - 1
-        }
-        host.deliver(state, index: index)
-        host.drainExecutor()
-        collect()
+        guard !driver.isStopped else { return }
+        sent.withLock { $0.append(state) }
+        _ = driver.send(.state(state))
     }
 
     /// Sends each state and runs until idle after each one.
@@ -85,22 +115,14 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
     public func runUntilIdle(timeout: Duration = .zero) -> Settlement {
         let deadline = ContinuousClock.now + timeout
         while true {
-            host.drainExecutor()
-            collect()
-            if let settlement = host.settlement(by: deadline) { return settlement }
+            driver.drainJobs()
+            if let settlement = driver.settlement(by: deadline) { return settlement }
         }
     }
 
     /// Cancels every run and detaches a gear feedback (see ``TestSpin/stop()``).
     public func stop() {
-        host.stop()
-        collect()
-    }
-
-    private func collect() {
-        while let pending = host.takePending() {
-            record.withLock { $0.events.append(pending.event) }
-        }
+        driver.stop()
     }
 }
 

@@ -15,7 +15,7 @@ extension TestSpin {
     ///
     /// **Thread safety:** any thread; a snapshot.
     public func effects<Effect: Sendable>(as type: Effect.Type = Effect.self) -> [Effect] {
-        router.effects.map { Self.cast($0, to: type) }
+        driver.books.effects.map { Self.cast($0, to: type) }
     }
 
     /// The effects that no route of the spin's router claims, in dispatch
@@ -29,7 +29,7 @@ extension TestSpin {
     ///
     /// **Thread safety:** any thread; a snapshot.
     public func unhandledEffects<Effect: Sendable>(as type: Effect.Type = Effect.self) -> [Effect] {
-        router.unhandled.map { Self.cast($0, to: type) }
+        driver.books.unhandled.map { Self.cast($0, to: type) }
     }
 
     /// The effects that more than one route of the spin's router claims,
@@ -43,7 +43,7 @@ extension TestSpin {
     ///
     /// **Thread safety:** any thread; a snapshot.
     public var ambiguousEffectRoutes: [AmbiguousEffectRouteError] {
-        router.ambiguous
+        driver.books.ambiguous
     }
 
     private static func cast<Effect>(_ effect: any Sendable, to type: Effect.Type) -> Effect {

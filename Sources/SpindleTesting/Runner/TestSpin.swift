@@ -66,20 +66,8 @@ import Spindle
 /// one task at a time (the test's); gears and effects may emit from any
 /// thread.
 public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
-    private struct History: Sendable {
-        var states: [State]
-        var events: [Event] = []
-    }
-
-    private let reducer: Reducer<State, Event>
-    /// The reducer's routing step, for a reducer with effects; nil otherwise.
-    private let routedNext: (@Sendable (State, Event) -> RoutedNext<State, Event>)?
-    private let host: EffectHost<State, Event>
-    /// Runs the router's handlers (read by `TestSpin+Effects.swift`);
-    /// thread-safe itself.
-    let router: RouterHost<State, Event>
-    // protected by lock: every state, and every event reduced.
-    private let history: Lock<History>
+    // The real loop, driven by hand.
+    let driver: LoopDriver<State, Event>
     /// The most events ``runUntilIdle(timeout:)`` reduces in one call.
     public let stepLimit: Int
 
@@ -113,35 +101,31 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     private init(resolving unresolved: Spin<State, Event>, environment: (any Sendable)?, stepLimit: Int) {
         let (spin, startError) = unresolved.resolvingEnvironment(environment)
         self.startError = startError
-        reducer = spin.reducer
-        routedNext = spin.reducer.routedNext
-        host = EffectHost(feedbacks: spin.feedbacks)
-        router = RouterHost(host: host)
-        history = Lock(History(states: [spin.initialState]))
         self.stepLimit = stepLimit
-        host.setOwner(self)
-        host.attach()
-        host.deliver(spin.initialState, index: 0)
-        host.drainExecutor()
+        // The runner a TestClock drives after a wake-up: this one, weakly.
+        let owner = Lock(WeakDriver(value: nil))
+        driver = LoopDriver(spin: spin, owner: { owner.withLock { $0.value } })
+        owner.withLock { $0.value = self }
+        driver.start()
     }
 
     deinit {
-        host.stop()
+        driver.stop()
     }
 
     /// The latest state.
-    public var state: State { history.withLock { $0.states[$0.states.count - 1] } }
+    public var state: State { driver.books.state }
     /// Every state, in order: the initial state, then one per reduced event.
-    public var states: [State] { history.withLock { $0.states } }
+    public var states: [State] { driver.books.states }
     /// Every event reduced (sent or emitted), in order: `states[i + 1]`
     /// follows `events[i]`.
-    public var events: [Event] { history.withLock { $0.events } }
+    public var events: [Event] { driver.books.events }
     /// The events emitted by feedbacks and not reduced yet, oldest first.
-    public var pendingEvents: [Event] { host.pendingEvents }
+    public var pendingEvents: [Event] { driver.queue.pending }
     /// What every effect run did, in order.
-    public var effectLog: [EffectLogEntry<Event>] { host.log }
+    public var effectLog: [EffectLogEntry<Event>] { driver.books.log }
     /// The runs whose task has not ended yet (cancelled ones included).
-    public var activeRuns: [TestEffectRun] { host.liveRuns }
+    public var activeRuns: [TestEffectRun] { driver.books.liveRuns }
 
     /// Reduces `event` at once, dispatches the reduction's effects (a
     /// reducer with effects), delivers the new state to every feedback, and
@@ -151,13 +135,14 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// - Returns: the new state.
     @discardableResult
     public func send(_ event: Event) -> State {
-        reduce(event)
+        _ = driver.send(event)
+        return state
     }
 
     /// Sends each event in turn (see ``send(_:)->_``); the events the feedbacks
     /// emit meanwhile stay pending.
     public func send(_ events: Event...) {
-        for event in events { reduce(event) }
+        for event in events { _ = driver.send(event) }
     }
 
     /// Reduces the oldest pending event, if any, and delivers the new state
@@ -165,8 +150,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// - Returns: the new state, or nil when no event was pending.
     @discardableResult
     public func step() -> State? {
-        guard let pending = host.takePending() else { return nil }
-        return reduce(pending.event)
+        driver.step() ? state : nil
     }
 
     /// Runs queued jobs and reduces pending events, alternately (all jobs,
@@ -185,46 +169,23 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         let deadline = ContinuousClock.now + timeout
         var steps = 0
         while true {
-            host.drainExecutor()
-            if steps < stepLimit, step() != nil {
+            driver.drainJobs()
+            if steps < stepLimit, driver.step() {
                 steps += 1
                 continue
             }
-            if !host.pendingEvents.isEmpty { return .stepLimitReached(steps) }
-            if let settlement = host.settlement(by: deadline) { return settlement }
+            if !driver.isStopped, !pendingEvents.isEmpty { return .stepLimitReached(steps) }
+            if let settlement = driver.settlement(by: deadline) { return settlement }
         }
     }
 
     /// Stops the spin as the engine's stop does: cancels every run, effect
     /// handlers included (logged as cancelled), detaches gears, lets the
     /// cancelled runs end, and discards whatever is emitted afterwards.
-    /// Pending events are left as they are; effects dispatched afterwards
-    /// are logged as cancelled, not run. Called when the runner goes away.
+    /// Pending events are left as they are. Called when the runner goes
+    /// away.
     public func stop() {
-        host.stop()
-    }
-
-    @discardableResult
-    private func reduce(_ event: Event) -> State {
-        let current = state
-        let next: State
-        var effects: [RoutedEffect<Event>] = []
-        if let routedNext {
-            let step = routedNext(current, event)
-            next = step.state ?? current
-            effects = step.effects
-        } else {
-            next = reducer.reduce(current, event)
-        }
-        let index = history.withLock { history -> Int in
-            history.states.append(next)
-            history.events.append(event)
-            return history.states.count - 1
-        }
-        if !effects.isEmpty { router.dispatch(effects, state: index) }
-        host.deliver(next, index: index)
-        host.drainExecutor()
-        return next
+        driver.stop()
     }
 }
 

@@ -89,13 +89,16 @@ final class EnqueuingExecutor: LoopExecutor {
     let enqueue: @Sendable (@escaping @Sendable () -> Void) -> Void
     let isCurrent: (@Sendable () -> Bool)?
     let name: String
+    /// SpindleTesting's runner: see ``ManualDrive``.
+    let manualDrive: ManualDrive?
 
     init(
-        name: String, isCurrent: (@Sendable () -> Bool)?,
+        name: String, isCurrent: (@Sendable () -> Bool)?, manualDrive: ManualDrive? = nil,
         enqueue: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void
     ) {
         self.name = name
         self.isCurrent = isCurrent
+        self.manualDrive = manualDrive
         self.enqueue = enqueue
     }
 
