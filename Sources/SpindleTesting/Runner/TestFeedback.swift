@@ -9,13 +9,18 @@ import Spindle
 /// is covered: synchronous (also `executeOnReducerThread()`), async,
 /// `AsyncSequence`, the stream form (`streamEffect:`, one run reading every
 /// state sent), and gear feedbacks (subscribed when the runner is created:
-/// what the gear propagates is emitted). The filter and the strategy apply
-/// as in the engine, and the same machinery as ``TestSpin`` runs it: no
-/// reducer, no real thread, no real time. Emitted events are not reduced:
-/// they are collected in ``events``.
+/// what the gear propagates is emitted). It runs on the engine, as
+/// ``TestSpin`` does: the feedback runs in a loop whose states are the
+/// ones the test sends (it never sees any other), driven by hand on the
+/// caller's thread, with no real thread and no real time. So the filter,
+/// the strategy and the discarding of a cancelled run's late events are
+/// the engine's. Emitted events are not reduced: they are collected in
+/// ``events``.
 ///
 /// The feedback's `on:` queue is ignored: everything runs on the caller's
-/// thread (see ``TestSpin`` for what escapes the runner).
+/// thread (see ``TestSpin`` for what escapes the runner). A per-start
+/// feedback (`Feedback.withEnvironment`) does nothing here: it needs a
+/// start's environment (run its spin with ``TestSpin/init(_:environment:stepLimit:)``).
 ///
 /// **Thread safety:** `Sendable`. Drive it from one task at a time; gears
 /// and effects may emit from any thread.

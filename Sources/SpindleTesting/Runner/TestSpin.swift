@@ -1,51 +1,62 @@
 import Spindle
 
-/// Runs a spin deterministically on the test's own thread: no reducer
-/// thread, no dispatch queue, no real time.
+/// Runs a spin deterministically on the test's own thread: the engine's own
+/// loop, driven by hand, with no reducer thread, no dispatch queue and no
+/// real time.
 ///
 /// @Snippet(path: "Spindle/Snippets/SpindleTesting/TestingDeterministicRunner", slice: "levels")
 ///
-/// **How it runs.** Creating the runner attaches the gear feedbacks and
-/// delivers the initial state to every feedback, as `start()` does.
-/// ``send(_:)->_`` reduces an event at once and delivers the new state to
-/// every feedback, in declaration order. A feedback's filter and strategy
-/// apply as in the engine (see ``EffectLogEntry`` for what is recorded):
+/// **The real engine.** The runner starts a loop of the engine (the reducer
+/// path, feedback workers, effect router and queue that `Spin.start()`
+/// runs) on an executor it drives itself: each slice of the loop, each
+/// effect task's job and each effect route's drain runs only inside the
+/// runner's calls, on the caller's thread, never concurrently with the
+/// test. What a spec checks is what the engine does, so a change in the
+/// engine shows in the specs. What the runner records comes from the
+/// loop's observer reports (see ``EffectLogEntry``).
 ///
-/// - a synchronous effect (also one marked `executeOnReducerThread()`) runs
-///   right there, on the caller's thread;
-/// - an async, `AsyncSequence` or stream effect runs as a task on an
-///   executor the runner owns. Its code runs only inside the runner's
-///   calls, on the caller's thread, never concurrently with the test: every
+/// **How it runs.** Creating the runner starts the loop: the gear feedbacks
+/// are attached and every feedback gets the initial state.
+/// ``send(_:)->_`` emits an event ahead of the pending ones and lets the
+/// loop reduce it, and only it; the new state goes to every feedback, in
+/// declaration order, where the engine runs them in the loop's slice:
+///
+/// - a synchronous effect (also one marked `executeOnReducerThread()`) is
+///   called right there;
+/// - an async, `AsyncSequence` or stream effect starts its task there: it
+///   runs up to its first suspension, then on as jobs of the runner's. Every
 ///   call (creating the runner, ``send(_:)->_``, ``step()``,
 ///   ``runUntilIdle(timeout:)``, a ``TestClock`` advance) runs the queued
 ///   jobs until none is left before it returns, so each run goes as far as
 ///   it can — to its end, or to a suspension such as a clock sleep;
 /// - under `ExecutionStrategy.cancelOnNewState` the new state
-///   cancels the feedback's previous runs, and what they emit afterwards is
-///   logged as discarded, never reduced;
+///   cancels the feedback's previous runs, and the engine discards what
+///   they emit afterwards (logged as discarded), never reduced;
 /// - a gear feedback is subscribed to its gear: what the gear propagates is
 ///   emitted, from the propagating thread.
 ///
 /// **Effects as data.** When the spin's reducer has effects
-/// (`Reducer(_:effects:)`), each reduction's effects are dispatched right
-/// after the new state is recorded and before the feedbacks receive it, in
-/// the order the reducer listed them, each to the first route that claims
-/// it, as in the engine. A synchronous handler runs right there, on the
-/// caller's thread; an async or emitting handler runs as a task on the
-/// runner's executor, like an async effect, so a ``TestClock`` drives it.
-/// Handlers are never overtaken by a new state; ``stop()`` cancels them.
-/// An effect no route claims is logged as unhandled (see
-/// ``unhandledEffects(as:)``), never dropped silently, and a handler's
+/// (`Reducer(_:effects:)`), the loop's router routes each reduction's
+/// effects as it reduces: each to the first route that claims it, as in
+/// any loop. Every effect is logged as dispatched; one no route claims as
+/// unhandled (see ``unhandledEffects(as:)``), never dropped silently. The
+/// handlers are called after the feedbacks got the new state, as jobs, in
+/// dispatch order (handlers of different routes, which a loop runs on
+/// different queues, in the order the reducer listed their effects): a
+/// synchronous one whole, an async or emitting one up to its first
+/// suspension, then on as jobs, so a ``TestClock`` drives it. Handlers are
+/// never overtaken by a new state; ``stop()`` cancels them. A handler's
 /// error is logged as failed. ``effects(as:)`` lists every effect
 /// dispatched, handled or not.
 ///
-/// Emitted events are not reduced at once: they wait in one FIFO queue
-/// (``pendingEvents``), in the order they were emitted. ``step()`` reduces
-/// the oldest; ``runUntilIdle(timeout:)`` alternates — run every queued
-/// job, then reduce one pending event — until neither is left. So each
-/// state's runs go as far as they can before the next state arrives. This
-/// is one of the orders the engine may produce (it promises order per
-/// producer only), made repeatable.
+/// Emitted events are not reduced at once: they wait in the loop's queue
+/// (``pendingEvents``), in the order they were emitted. ``step()`` lets the
+/// loop reduce the oldest; ``runUntilIdle(timeout:)`` alternates — run
+/// every queued job, then reduce one pending event — until neither is
+/// left. So each state's runs go as far as they can before the next state
+/// arrives. This is one of the orders the engine may produce (it promises
+/// order per producer only), made repeatable: the loop reduces one event
+/// per slice, when the test lets it.
 ///
 /// Time is virtual: effects that wait should sleep on a ``TestClock`` they
 /// capture, and the test moves it with ``TestClock/advance(by:)``, which
@@ -59,12 +70,15 @@ import Spindle
 /// > it, after waiting up to `timeout` (zero by default) in real time for it
 /// > to come back. It never hangs.
 ///
-/// The `on:` queue of feedbacks and `SpinOptions.executor` are ignored:
-/// everything runs on the caller's thread.
+/// The engine's threads are not used: the `on:` queue of feedbacks, the
+/// queues of effect routes and `SpinOptions.executor` are ignored, and
+/// everything runs on the caller's thread. After ``stop()`` the loop
+/// refuses events, as a stopped loop's `emit` does: ``send(_:)->_`` then
+/// reduces nothing and returns the state as it is.
 ///
-/// **Thread safety:** `Sendable`; the state is behind a lock. Drive it from
-/// one task at a time (the test's); gears and effects may emit from any
-/// thread.
+/// **Thread safety:** `Sendable`; the records are behind a lock. Drive it
+/// from one task at a time (the test's); gears and effects may emit from
+/// any thread.
 public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     // The real loop, driven by hand.
     let driver: LoopDriver<State, Event>
@@ -127,12 +141,13 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
     /// The runs whose task has not ended yet (cancelled ones included).
     public var activeRuns: [TestEffectRun] { driver.books.liveRuns }
 
-    /// Reduces `event` at once, dispatches the reduction's effects (a
-    /// reducer with effects), delivers the new state to every feedback, and
-    /// runs the queued jobs until none is left (so new runs go as far as
-    /// they can, and overtaken runs end). Emitted events are queued, not
-    /// reduced.
-    /// - Returns: the new state.
+    /// Reduces `event` at once, ahead of the pending events: routes the
+    /// reduction's effects (a reducer with effects), delivers the new state
+    /// to every feedback, and runs the queued jobs until none is left (so
+    /// new runs go as far as they can, handlers are called, and overtaken
+    /// runs end). Emitted events are queued, not reduced. After ``stop()``
+    /// the loop refuses the event: nothing is reduced.
+    /// - Returns: the new state (the current one when refused).
     @discardableResult
     public func send(_ event: Event) -> State {
         _ = driver.send(event)
@@ -179,10 +194,11 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// Stops the spin as the engine's stop does: cancels every run, effect
-    /// handlers included (logged as cancelled), detaches gears, lets the
-    /// cancelled runs end, and discards whatever is emitted afterwards.
-    /// Pending events are left as they are. Called when the runner goes
+    /// Stops the spin's loop as the engine's stop does: cancels every run,
+    /// effect handlers included (logged as cancelled), detaches gears, lets
+    /// the cancelled runs end, and discards whatever is emitted afterwards.
+    /// Pending events are left as they are (the loop's last slice reduces
+    /// none of them); later sends are refused. Called when the runner goes
     /// away.
     public func stop() {
         driver.stop()
