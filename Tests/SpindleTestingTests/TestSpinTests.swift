@@ -103,6 +103,20 @@ final class OutsideSignal: Sendable {
         #expect(throws: SpecFailure.self) { try runner.expectState(Levels(left: 9, right: 10)) }
     }
 
+    @Test func aLatestStateFeedbacksEventsWaitInThePendingEventsToo() {
+        // The engine runs it once per batch, after the batch's reductions.
+        let runner = TestSpin(Spin(initialState: 0) {
+            Feedback<Int, Int>(effect: { $0 < 2 ? 1 : nil }).delivering(.latestState)
+            Reducer { $0 + $1 }
+        })
+        #expect(runner.pendingEvents == [1])  // from the initial state
+        #expect(runner.step() == 1)
+        #expect(runner.pendingEvents == [1])
+        #expect(runner.runUntilIdle() == .settled)
+        #expect(runner.states == [0, 1, 2])
+        #expect(runner.effectLog.startedRuns() == [0, 1, 2].map { TestEffectRun(feedback: 0, state: $0) })
+    }
+
     @Test func stopCancelsTheRunsAndDiscardsWhatTheyEmitLater() {
         let clock = TestClock()
         let runner = TestSpin(Spin(initialState: 1) {

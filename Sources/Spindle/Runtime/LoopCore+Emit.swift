@@ -190,7 +190,7 @@ extension LoopCore {
     private func emitOnRunner(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
         if closed.load(ordering: .relaxed) { return rejectAfterStop(events[...]) }
         for event in events {
-            appendOnRunner(event)
+            runner.reentrant.append(event)
             if let hub { accepted(event, hub: hub) }
         }
         return EmitBatchResult(accepted: events.count, dropped: 0, stopped: 0)
@@ -236,20 +236,9 @@ extension LoopCore {
     // deadlock it.
     private func emitOnRunner(_ event: Event) -> EmitResult {
         if closed.load(ordering: .relaxed) { return rejectAfterStop(event) }
-        appendOnRunner(event)
+        runner.reentrant.append(event)
         if let hub { accepted(event, hub: hub) }
         return .accepted
-    }
-
-    // The runner's own event: to its local queue; under a manual drive, to
-    // the custom queue (see `ManualDrive`), which the runner already holds.
-    @inline(__always)
-    private func appendOnRunner(_ event: Event) {
-        if queueTag == .custom, runnerEmitsThroughQueue {
-            withCustomQueue { calls, queue in calls.enqueue(queue, event) }
-        } else {
-            runner.reentrant.append(event)
-        }
     }
 
     // A bounded queue is full: apply its policy. Called inside the emit's
@@ -326,7 +315,7 @@ extension LoopCore {
                 counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
                 return .stopped
             }
-            appendOnRunner(event)
+            runner.reentrant.append(event)
             return .accepted
         }
         spindle_gate_enter()

@@ -143,12 +143,31 @@ extension LoopCore {
     // returns how many.
     @inline(__always)
     private func drainReentrant(max: Int, _ body: (UnsafeMutableRawPointer) -> Void) -> Int {
+        if runnerEmitsThroughQueue {
+            moveReentrantToQueue()
+            return 0
+        }
         var count = 0
         while count < max, !runner.reentrant.isEmpty {
             runner.reentrant.removeFirst(movingWith: body)
             count += 1
         }
         return count
+    }
+
+    // Under a manual drive (SpindleTesting's runner), the events emitted in
+    // the slice go to the custom queue, after the events already there,
+    // instead of being reduced in this slice: one FIFO the test steps
+    // through (see `ManualDrive`). Checked once per slice, after the
+    // reductions and again after the latest-state feedbacks (`publish`).
+    @inline(never)
+    private func moveReentrantToQueue() {
+        while !runner.reentrant.isEmpty {
+            runner.reentrant.removeFirst(movingWith: { payload in
+                let event = payload.assumingMemoryBound(to: Event.self).move()
+                withCustomQueue { calls, queue in calls.enqueue(queue, event) }
+            })
+        }
     }
 
     // MARK: Observed loops (a spin with observers; see SpinObserver)
@@ -233,7 +252,10 @@ extension LoopCore {
                 }
             }
         }
-        if runner.hasLatestInlineWorkers { runInlineWorkers(from: runner.firstLatestInlineWorker) }
+        if runner.hasLatestInlineWorkers {
+            runInlineWorkers(from: runner.firstLatestInlineWorker)
+            if runnerEmitsThroughQueue { moveReentrantToQueue() }
+        }
     }
 
     // The grace period is over and everything accepted is reduced (or

@@ -111,8 +111,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var workers: LoopWorkers<State, Event>?
     /// Which of the queues above is the loop's (see them).
     let queueTag: QueueTag
-    /// The runner's own emits go to the custom queue instead of its local
-    /// queue: a loop under a ``ManualDrive`` (SpindleTesting's runner).
+    /// The runner's own emits go on to the custom queue at the end of each
+    /// slice's reductions instead of being reduced in it: a loop under a
+    /// ``ManualDrive`` (SpindleTesting's runner; see `moveReentrantToQueue`).
     let runnerEmitsThroughQueue: Bool
     /// Everything only the loop's runner touches (see `RunnerOwned`). Reach
     /// it through `runner`, which checks the thread in debug builds; directly
