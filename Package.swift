@@ -220,7 +220,8 @@ let package = Package(
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.
         .testTarget(
-            name: "SpindleStressTests", dependencies: ["Spindle", "CSpindle", "SpindleTestSupport", "SpindleQueueFixture"]),
+            name: "SpindleStressTests",
+            dependencies: ["Spindle", "CSpindle", "SpindleTesting", "SpindleTestSupport", "SpindleQueueFixture"]),
     ],
     swiftLanguageModes: [.v6]
 )
