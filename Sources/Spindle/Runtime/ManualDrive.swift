@@ -19,9 +19,12 @@
 /// task is which run, when a stream run waits for its next state, and how
 /// the router routed each effect.
 ///
-/// **Thread safety:** `Sendable`; the hooks are called from the threads the
-/// runner's executors run (its own), and from emitting threads.
-package struct ManualDrive: Sendable {
+/// A class: a loop reaches it through its executor, and an effect router
+/// keeps it, at the cost of one reference each.
+///
+/// **Thread safety:** `Sendable` (immutable); the hooks are called from the
+/// threads the runner's executors run (its own), and from emitting threads.
+package final class ManualDrive: Sendable {
     /// One effect of a reduction, as the loop's effect router routed it.
     package struct RoutedEffect: Sendable {
         /// The effect's number among every effect the loop dispatched, from 0.

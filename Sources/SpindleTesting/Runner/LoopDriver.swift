@@ -30,7 +30,7 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
     ///   - divert: the events the queue collects instead of queueing.
     ///   - owner: the runner a ``TestClock`` drives after a wake-up.
     init(
-        spin: Spin<State, Event>, stateOffset: Int = 0, divert: (@Sendable (Event) -> Bool)? = nil,
+        name: String, spin: Spin<State, Event>, stateOffset: Int = 0, divert: (@Sendable (Event) -> Bool)? = nil,
         owner: @escaping @Sendable () -> (any VirtualTimeDriver)?
     ) {
         let books = RunBooks<State, Event>(initialState: spin.initialState, routerIndex: spin.feedbacks.count)
@@ -67,11 +67,11 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
             effectsRouted: { books.routed($0, state: queue.handed + stateOffset) },
             handlerTaken: { run, number in books.handlerTaken(run, effect: number) })
         let options = SpinOptions(
-            executor: .manual(name: "TestSpin", drive: drive) { job in
+            executor: .manual(name: name, drive: drive) { job in
                 slices.withLock { $0.append(job) }
                 arrivals.signal()
             },
-            queue: .custom(CustomEventQueueFactory(name: "TestSpin") { queue }),
+            queue: .custom(CustomEventQueueFactory(name: name) { queue }),
             // Errors are in the effect log (failed runs, unhandled effects).
             onEffectError: { _ in },
             maxBatch: 1)

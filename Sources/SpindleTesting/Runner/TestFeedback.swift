@@ -50,7 +50,7 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
         // Runs are named by their state's index in `states`: the count of
         // states reduced, less one.
         driver = LoopDriver(
-            spin: spin, stateOffset: -1,
+            name: "TestFeedback", spin: spin, stateOffset: -1,
             divert: { if case .emitted = $0 { true } else { false } },
             owner: { owner.withLock { $0.value } })
         owner.withLock { $0.value = self }

@@ -118,7 +118,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         self.stepLimit = stepLimit
         // The runner a TestClock drives after a wake-up: this one, weakly.
         let owner = Lock(WeakDriver(value: nil))
-        driver = LoopDriver(spin: spin, owner: { owner.withLock { $0.value } })
+        driver = LoopDriver(name: "TestSpin", spin: spin, owner: { owner.withLock { $0.value } })
         owner.withLock { $0.value = self }
         driver.start()
     }
