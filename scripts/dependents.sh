@@ -136,6 +136,31 @@ for direction in "fromGear: (gear → loop)" "toGear: (state → gear)"; do
 done
 echo "dependents: Spin.Swift's gear spelling builds, each direction deprecated with its label"
 
+echo "== 2e. Spin.Swift's dependency forms (dep1: … dep5:) build, deprecated"
+mkdir -p "$lean/Sources/DependencyForms"
+echo 'import Spindle
+@Sendable func step(_ size: Int, _ count: Int) -> Int? { count < size ? size : nil }
+@Sendable func pace(_ size: Int, _ limit: Int, _ count: Int) async -> Int? { count < limit ? size : nil }
+public let spin = Spin<Int, Int>(initialState: 0) {
+    Feedback(effect: step, dep1: 1)
+    Feedback(effect: pace, dep1: 1, dep2: 5)
+    Reducer { count, step in count + step }
+}' > "$lean/Sources/DependencyForms/DependencyForms.swift"
+manifest ", traits: []" "$(target UsesSpindle Spindle) $(target DependencyForms Spindle)" > "$lean/Package.swift"
+log="$work/DependencyForms.log"
+if ! (cd "$lean" && swift build --target DependencyForms >"$log" 2>&1); then
+    echo "dependents: Spin.Swift's dependency forms did not build" >&2
+    tail -20 "$log" >&2
+    exit 1
+fi
+for replacement in "effect(dep1, \$0)" "effect(dep1, dep2, \$0)"; do
+    if ! grep -qF "capture the dependencies in the effect's closure: Feedback(effect: { $replacement })" "$log"; then
+        echo "dependents: a dependency form built without the deprecation naming $replacement" >&2
+        exit 1
+    fi
+done
+echo "dependents: Spin.Swift's dependency forms build, deprecated with their replacement"
+
 echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
 nio="$work/nio"
 mkdir -p "$nio/Sources/UsesNIO"

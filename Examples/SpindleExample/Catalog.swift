@@ -67,7 +67,7 @@ func makeCatalogSpin(api: CatalogAPI, gear: Gear<SessionNews>) -> Spin<Catalog, 
         // Rendering runs inline on the reducer thread, right after each
         // reduction: printing is cheap, and the lines come out in order.
         Feedback(effect: renderCatalog).executeOnReducerThread()
-        Feedback(effect: loadPage, dep1: api)
+        Feedback(effect: { await loadPage(api, $0) })
         // gear → loop, closure form: the session moved the user to a page
         Feedback(attachedTo: gear, fromGear: { (news: SessionNews) -> CatalogEvent? in
             if case .userMovedTo(let page) = news { return .open(page: page) }

@@ -187,15 +187,17 @@ struct Limits: Sendable { let maxLeft: Int }
     state.left < min(limits.maxLeft, state.right) ? .increaseLeft : nil
 }
 
-let capped = Feedback(effect: cappedLeft, dep1: Limits(maxLeft: 8))
+let limits = Limits(maxLeft: 8)
+let capped = Feedback(effect: { cappedLeft(limits, $0) })
 
-// Two dependencies (up to five), still before the state; async this time.
-@Sendable func pacedLeft(_ limits: Limits, _ pace: Duration, _ state: Levels) async -> LevelsEvent? {
-    try? await Task.sleep(for: pace)
+// Two dependencies, async this time: the closure captures both.
+@Sendable func pacedLeft(_ limits: Limits, _ pace: Duration, _ state: Levels) async throws -> LevelsEvent? {
+    try await Task.sleep(for: pace)
     return state.left < min(limits.maxLeft, state.right) ? .increaseLeft : nil
 }
 
-let paced = Feedback(effect: pacedLeft, dep1: Limits(maxLeft: 8), dep2: Duration.milliseconds(1))
+let pace = Duration.milliseconds(1)
+let paced = Feedback(effect: { try await pacedLeft(limits, pace, $0) })
 // snippet.end
 // snippet.hide
 for feedback in [capped, paced] {

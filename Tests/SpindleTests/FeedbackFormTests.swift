@@ -72,14 +72,14 @@ struct Boom: Error, Equatable {}
         await loop.stop()
     }
 
-    // One feedback per spin: each sees only the states its own events make,
-    // so the counts are exact.
-    @Test func twoDependenciesArePassedBeforeTheState() async throws {
+    // A function of the dependencies and the state (Spin.Swift's `dep1:`
+    // forms, deprecated) is a closure that captures the dependencies.
+    @Test func aFunctionOfDependenciesRunsAsAClosureThatCapturesThem() async throws {
         @Sendable func effect(prefix: String, limit: Int, state: Profile) -> ProfileEvent? {
             state.log.count < limit ? .note("\(prefix)\(state.log.count)") : nil
         }
         let loop = try Spin(initialState: Profile()) {
-            Feedback(effect: effect, dep1: "n", dep2: 2)
+            Feedback(effect: { effect(prefix: "n", limit: 2, state: $0) })
             Reducer(profileReducer.reduce)
         }.start()
         #expect(await eventually { loop.state.log.count == 2 })
@@ -87,28 +87,17 @@ struct Boom: Error, Equatable {}
         #expect(loop.state.log == ["n0", "n1"])
     }
 
-    @Test func fiveDependenciesArePassedBeforeTheState() async throws {
-        @Sendable func effect(_ a: Int, _ b: Int, _ c: Int, _ d: Int, _ e: Int, _ state: Profile) -> ProfileEvent? {
-            state.count < a + b + c + d + e ? .increment : nil
-        }
+    @Test func aThrowingAsyncEffectRunsThroughTheOneAsyncForm() async throws {
+        struct Refused: Error {}
+        let errors = Locked<[String]>([])
         let loop = try Spin(initialState: Profile()) {
-            Feedback(effect: effect, dep1: 1, dep2: 1, dep3: 1, dep4: 1, dep5: 2)
+            Feedback(effect: { (state: Profile) async throws -> ProfileEvent? in
+                if state.log.count == 1 { throw Refused() }
+                return state.log.isEmpty ? .note("async") : nil
+            })
             Reducer(profileReducer.reduce)
-        }.start()
-        #expect(await eventually { loop.state.count == 6 })
-        await loop.stop()
-        #expect(loop.state.count == 6)
-    }
-
-    @Test func anAsyncEffectWithADependency() async throws {
-        @Sendable func effect(_ word: String, _ state: Profile) async -> ProfileEvent? {
-            state.log.isEmpty ? .note(word) : nil
-        }
-        let loop = try Spin(initialState: Profile()) {
-            Feedback(effect: effect, dep1: "async")
-            Reducer(profileReducer.reduce)
-        }.start()
-        #expect(await eventually { loop.state.log == ["async"] })
+        }.start(options: SpinOptions(onEffectError: { error in errors.withLock { $0.append("\(error.underlying)") } }))
+        #expect(await eventually { loop.state.log == ["async"] && errors.withLock { $0.count } == 1 })
         await loop.stop()
         #expect(loop.state.log == ["async"])
     }

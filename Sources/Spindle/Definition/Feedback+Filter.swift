@@ -15,7 +15,7 @@ extension Feedback {
     /// Creates an async feedback that runs only for states that satisfy
     /// `predicate`.
     public init(
-        effect: @escaping @Sendable (State) async -> Event?,
+        effect: @escaping @Sendable (State) async throws -> Event?,
         filteredBy predicate: @escaping @Sendable (State) -> Bool,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
@@ -47,12 +47,12 @@ extension Feedback {
 
     /// Creates an async feedback whose effect sees only a part of the state.
     public init<Sub: Sendable>(
-        effect: @escaping @Sendable (Sub) async -> Event?,
+        effect: @escaping @Sendable (Sub) async throws -> Event?,
         lensingOn lens: KeyPath<State, Sub> & Sendable,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
     ) {
-        self.init(effect: { await effect($0[keyPath: lens]) }, on: queue, applying: strategy)
+        self.init(effect: { try await effect($0[keyPath: lens]) }, on: queue, applying: strategy)
     }
 
     /// Creates an `AsyncSequence` feedback whose effect sees only a part of

@@ -35,12 +35,12 @@ extension Feedback {
     /// Creates an async feedback whose effect sees only a part of the state,
     /// given by a closure.
     public init<Sub: Sendable>(
-        effect: @escaping @Sendable (Sub) async -> Event?,
+        effect: @escaping @Sendable (Sub) async throws -> Event?,
         lensingOn lens: @escaping @Sendable (State) -> Sub,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
     ) {
-        self.init(effect: { await effect(lens($0)) }, on: queue, applying: strategy)
+        self.init(effect: { try await effect(lens($0)) }, on: queue, applying: strategy)
     }
 
     /// Creates an `AsyncSequence` feedback whose effect sees only a part of
@@ -91,26 +91,26 @@ extension Feedback {
     /// An async feedback on a part of the state (a key path), run only when
     /// that part satisfies `predicate`.
     public init<Sub: Sendable>(
-        effect: @escaping @Sendable (Sub) async -> Event?,
+        effect: @escaping @Sendable (Sub) async throws -> Event?,
         lensingOn lens: KeyPath<State, Sub> & Sendable,
         filteredBy predicate: @escaping @Sendable (Sub) -> Bool,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
     ) {
-        self.init(effect: { await effect($0[keyPath: lens]) }, filteredBy: { predicate($0[keyPath: lens]) },
+        self.init(effect: { try await effect($0[keyPath: lens]) }, filteredBy: { predicate($0[keyPath: lens]) },
                   on: queue, applying: strategy)
     }
 
     /// An async feedback on a part of the state (a closure lens), run only
     /// when that part satisfies `predicate`.
     public init<Sub: Sendable>(
-        effect: @escaping @Sendable (Sub) async -> Event?,
+        effect: @escaping @Sendable (Sub) async throws -> Event?,
         lensingOn lens: @escaping @Sendable (State) -> Sub,
         filteredBy predicate: @escaping @Sendable (Sub) -> Bool,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
     ) {
-        self.init(effect: { await effect(lens($0)) }, filteredBy: { predicate(lens($0)) }, on: queue, applying: strategy)
+        self.init(effect: { try await effect(lens($0)) }, filteredBy: { predicate(lens($0)) }, on: queue, applying: strategy)
     }
 
     /// An `AsyncSequence` feedback on a part of the state (a key path), run
@@ -166,7 +166,7 @@ extension Feedback {
 
     /// The async form of `init(effect:filteredByResult:on:applying:)`.
     public init<Sub: Sendable>(
-        effect: @escaping @Sendable (Sub) async -> Event?,
+        effect: @escaping @Sendable (Sub) async throws -> Event?,
         filteredByResult filter: @escaping @Sendable (State) -> Result<Sub, FeedbackFilterError>,
         on queue: DispatchQueue? = nil,
         applying strategy: ExecutionStrategy = .cancelOnNewState
@@ -174,7 +174,7 @@ extension Feedback {
         self.init(
             effect: { state in
                 guard case .success(let part) = filter(state) else { return nil }
-                return await effect(part)
+                return try await effect(part)
             },
             filteredBy: Self.selects(filter),
             on: queue, applying: strategy)

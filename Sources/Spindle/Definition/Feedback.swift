@@ -146,21 +146,13 @@ public struct Feedback<State: Sendable, Event: Sendable>: Sendable {
     }
 
     /// Creates a feedback from an async effect, run as a `Task` per state.
+    /// It may throw: an error goes to the loop's
+    /// ``SpinOptions/onEffectError`` hook, and the loop keeps running.
     /// - Parameters:
     ///   - effect: called with each state; the event it returns, if any, is
     ///     emitted (or discarded when the run was cancelled meanwhile).
     ///   - queue: where the effect's code runs; nil: the global concurrent executor.
     ///   - strategy: what a new state does to a running effect.
-    public init(
-        effect: @escaping @Sendable (State) async -> Event?,
-        on queue: DispatchQueue? = nil,
-        applying strategy: ExecutionStrategy = .cancelOnNewState
-    ) {
-        self.init(effect: .async(effect), queue: queue, strategy: strategy)
-    }
-
-    /// Creates a feedback from a throwing async effect. An error goes to the
-    /// loop's ``SpinOptions/onEffectError`` hook; the loop keeps running.
     public init(
         effect: @escaping @Sendable (State) async throws -> Event?,
         on queue: DispatchQueue? = nil,
