@@ -56,16 +56,20 @@ public struct TestEffectRun: Sendable, Hashable, CustomStringConvertible {
 
 /// What happened to an effect run, in the order it happened.
 ///
-/// Every run starts with ``Kind-swift.enum/started`` and, once its task has
-/// ended, has exactly one ``Kind-swift.enum/finished`` or
-/// ``Kind-swift.enum/failed(_:)``. A synchronous run starts, emits and
-/// finishes at once.
+/// The entries are what the loop's engine reported to the runner (a gear's,
+/// what the runner saw of its subscription). Every run starts with
+/// ``Kind-swift.enum/started`` and, once its task has ended, has exactly
+/// one ``Kind-swift.enum/finished`` or ``Kind-swift.enum/failed(_:)``. A
+/// synchronous run starts, emits and finishes at once. The runs that live as
+/// long as the loop (a gear's attachment, a stream feedback's run, a pipe
+/// feedback's such as SpindleCombine's stream form) are cancelled, then
+/// finished, by the stop.
 ///
 /// A run of the effect router (``TestEffectRun/isEffectRouterRun``) is
-/// first ``Kind-swift.enum/dispatched(_:)``, then either started as above,
-/// or ``Kind-swift.enum/unhandled`` (no route claims the effect: the run
-/// ends there), or ``Kind-swift.enum/cancelled`` (dispatched after
-/// ``TestSpin/stop()``: it never starts).
+/// first ``Kind-swift.enum/dispatched(_:)`` (as the reduction routes it),
+/// then either started as above once its handler is called, or
+/// ``Kind-swift.enum/unhandled`` (no route claims the effect: the run ends
+/// there).
 ///
 /// **Thread safety:** a value type; `Sendable`.
 public struct EffectLogEntry<Event: Sendable>: Sendable {
@@ -86,7 +90,7 @@ public struct EffectLogEntry<Event: Sendable>: Sendable {
         /// The run emitted an event after it was cancelled (or after the
         /// runner stopped): discarded, never reduced.
         case discarded(Event)
-        /// The runner cancelled the run: a newer state under
+        /// The loop cancelled the run: a newer state under
         /// `ExecutionStrategy.cancelOnNewState`, or ``TestSpin/stop()``.
         case cancelled
         /// The run's task ended: it returned, or threw `CancellationError`,
