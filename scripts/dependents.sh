@@ -70,6 +70,27 @@ expect_build_error() {
     echo "dependents: $3 stops with: $(grep -oE "$2" "$log" | head -1)"
 }
 
+# expect_build_warnings TARGET WHAT MESSAGE...: building TARGET of the lean
+# dependent must succeed, warning with each MESSAGE (grep -F): a deprecated
+# spelling that still compiles and names its replacement.
+expect_build_warnings() {
+    local target=$1 what=$2 log="$work/$1.log"
+    shift 2
+    if ! (cd "$lean" && swift build --target "$target" >"$log" 2>&1); then
+        echo "dependents: $what did not build" >&2
+        tail -20 "$log" >&2
+        exit 1
+    fi
+    local message
+    for message in "$@"; do
+        if ! grep -qF "$message" "$log"; then
+            echo "dependents: $what built without the warning: $message" >&2
+            exit 1
+        fi
+    done
+    echo "dependents: $what: built, deprecated, each warning naming its replacement"
+}
+
 echo "== 1. traits: [], the Spindle product"
 lean="$work/lean"
 mkdir -p "$lean/Sources/UsesSpindle"
@@ -122,19 +143,8 @@ public let spin = Spin<Int, Int>(initialState: 0) {
     Reducer { count, step in count + step }
 }' > "$lean/Sources/GearPropagating/GearPropagating.swift"
 manifest ", traits: []" "$(target UsesSpindle Spindle) $(target GearPropagating Spindle)" > "$lean/Package.swift"
-log="$work/GearPropagating.log"
-if ! (cd "$lean" && swift build --target GearPropagating >"$log" 2>&1); then
-    echo "dependents: Spin.Swift's gear spelling did not build" >&2
-    tail -20 "$log" >&2
-    exit 1
-fi
-for direction in "fromGear: (gear → loop)" "toGear: (state → gear)"; do
-    if ! grep -qF "say the direction: $direction" "$log"; then
-        echo "dependents: Spin.Swift's gear spelling built without the deprecation naming $direction" >&2
-        exit 1
-    fi
-done
-echo "dependents: Spin.Swift's gear spelling builds, each direction deprecated with its label"
+expect_build_warnings GearPropagating "Spin.Swift's gear spelling" \
+    "say the direction: fromGear: (gear → loop)" "say the direction: toGear: (state → gear)"
 
 echo "== 2e. Spin.Swift's dependency forms (dep1: … dep5:) build, deprecated"
 mkdir -p "$lean/Sources/DependencyForms"
@@ -147,19 +157,9 @@ public let spin = Spin<Int, Int>(initialState: 0) {
     Reducer { count, step in count + step }
 }' > "$lean/Sources/DependencyForms/DependencyForms.swift"
 manifest ", traits: []" "$(target UsesSpindle Spindle) $(target DependencyForms Spindle)" > "$lean/Package.swift"
-log="$work/DependencyForms.log"
-if ! (cd "$lean" && swift build --target DependencyForms >"$log" 2>&1); then
-    echo "dependents: Spin.Swift's dependency forms did not build" >&2
-    tail -20 "$log" >&2
-    exit 1
-fi
-for replacement in "effect(dep1, \$0)" "effect(dep1, dep2, \$0)"; do
-    if ! grep -qF "capture the dependencies in the effect's closure: Feedback(effect: { $replacement })" "$log"; then
-        echo "dependents: a dependency form built without the deprecation naming $replacement" >&2
-        exit 1
-    fi
-done
-echo "dependents: Spin.Swift's dependency forms build, deprecated with their replacement"
+expect_build_warnings DependencyForms "Spin.Swift's dependency forms" \
+    "capture the dependencies in the effect's closure: Feedback(effect: { effect(dep1, \$0) })" \
+    "capture the dependencies in the effect's closure: Feedback(effect: { effect(dep1, dep2, \$0) })"
 
 echo "== 3. traits: [\"SpindleNIO\"], the SpindleNIO product"
 nio="$work/nio"
