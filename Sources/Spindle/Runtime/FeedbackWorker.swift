@@ -341,12 +341,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
             runs.attachment = nil
             let pipe = runs.pipe
             runs.pipe = nil
-            // The pipe's one run ends with it: observers hear it cancelled
-            // and finished, as every run they heard start.
-            if let run = runs.pipeRun, let reports, let hub = core.hub {
-                reports.append { hub.effectCancelled(run) }
-                reports.append { hub.effectFinished(run) }
-            }
+            if let run = runs.pipeRun { reportPipeEnded(run) }
             runs.pipeRun = nil
             return (cancelled, (attachment, pipe))
         }
@@ -553,10 +548,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         let closeNow = runs.withLock { runs -> Bool in
             if runs.stopped {
                 // The stop came between the two locks: it did not see this run.
-                if let reports, let hub = core.hub {
-                    reports.append { hub.effectCancelled(run) }
-                    reports.append { hub.effectFinished(run) }
-                }
+                reportPipeEnded(run)
                 return true
             }
             runs.pipe = pipe
@@ -565,6 +557,15 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
         reports?.drain()
         if closeNow { pipe.close() }
+    }
+
+    // Under the `runs` lock: a pipe's one run ends with the pipe, at the
+    // stop; observers hear it cancelled and finished, as every run they
+    // heard start (made once the lock is released, by `reports.drain()`).
+    private func reportPipeEnded(_ run: EffectRun) {
+        guard let reports, let hub = core.hub else { return }
+        reports.append { hub.effectCancelled(run) }
+        reports.append { hub.effectFinished(run) }
     }
 
     // The emitter of one run: its events count only while `generation` is

@@ -11,9 +11,10 @@
 ///   loop's slice runs, as `executeOnReducerThread()`;
 /// - effect tasks run on ``taskExecutor``, route drains and the reports of
 ///   unhandled effects through ``dispatch``;
-/// - the runner's own emits (inline feedbacks) go to the loop's custom
-///   queue, not to the runner's local queue, so that one event at a time
-///   can be reduced (`maxBatch` 1) in the order the queue decides.
+/// - the runner's own emits (inline feedbacks) move from its local queue
+///   to the loop's custom queue once per slice instead of being reduced in
+///   that slice, so that one event at a time can be reduced (`maxBatch` 1)
+///   in the order the queue decides.
 ///
 /// The remaining hooks tell the runner what the observers do not: which
 /// task is which run, when a stream run waits for its next state, and how

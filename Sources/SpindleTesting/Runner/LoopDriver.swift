@@ -25,17 +25,18 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
     private let loop: SpinLoop<State, Event>
     /// The feedbacks that are gears (attached), by index. Immutable.
     private let gears: [Int]
+    // protected by lock: the runner a ``TestClock`` drives after waking one
+    // of this loop's runs (weak: the runner owns this driver).
+    private let owner = Lock(WeakDriver(value: nil))
 
     /// Starts `spin` (resolved: no per-start feedback left) on a manual
-    /// drive; ``start()`` runs its first slice.
+    /// drive; ``start(owner:)`` runs its first slice.
     /// - Parameters:
     ///   - stateOffset: added to the count of events reduced to name the
     ///     state a feedback's run starts from.
     ///   - divert: the events the queue collects instead of queueing.
-    ///   - owner: the runner a ``TestClock`` drives after a wake-up.
     init(
-        name: String, spin: Spin<State, Event>, stateOffset: Int = 0, divert: (@Sendable (Event) -> Bool)? = nil,
-        owner: @escaping @Sendable () -> (any VirtualTimeDriver)?
+        name: String, spin: Spin<State, Event>, stateOffset: Int = 0, divert: (@Sendable (Event) -> Bool)? = nil
     ) {
         let books = RunBooks<State, Event>(initialState: spin.initialState, routerIndex: spin.feedbacks.count)
         self.books = books
@@ -58,12 +59,12 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
                 })
             }
         }).observed(by: BookObserver(books: books, queue: queue, stateOffset: stateOffset))
-        let (executor, slices, arrivals) = (executor, slices, sliceArrivals)
+        let (executor, slices, arrivals, owner) = (executor, slices, sliceArrivals, owner)
         let drive = ManualDrive(
             taskExecutor: executor,
             dispatch: { work in executor.enqueue(work: work) },
             wrapRun: { run, body in
-                let tag = RunTag(driver: owner())
+                let tag = RunTag(driver: owner.withLock { $0.value })
                 books.began(run, tag: tag)
                 try await RunTag.$current.withValue(tag) { try await body() }
             },
@@ -87,10 +88,13 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
         }
     }
 
-    /// Runs the loop's first slice: the initial state's delivery (gears are
-    /// attached by the start), then the jobs it queued. Once, after the
-    /// owner is set, so that the first runs know their runner.
-    func start() {
+    /// Sets the runner a ``TestClock`` drives after waking one of the
+    /// loop's runs, then runs the loop's first slice (the initial state's
+    /// delivery; gears were attached by the start) and the jobs it queued,
+    /// so that the first runs know their runner. Once, from the runner's
+    /// initializer.
+    func start(owner runner: any VirtualTimeDriver) {
+        owner.withLock { $0.value = runner }
         runSlice()
         drainJobs()
     }
@@ -108,28 +112,35 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
         let accepted = loop.emit(event) == .accepted
         queue.endSend()
         guard accepted else { return false }
-        queue.allowOne()
-        runSlice()
-        drainJobs()
+        reduceOne()
         return true
     }
 
     /// Reduces the oldest pending event, if any (and not stopped).
     func step() -> Bool {
-        guard !books.isStopped, !queue.pending.isEmpty else { return false }
+        guard !books.isStopped, queue.hasPending else { return false }
+        reduceOne()
+        return true
+    }
+
+    // Lets the loop's next slice take one event, runs it, then the jobs it
+    // queued.
+    private func reduceOne() {
         queue.allowOne()
         runSlice()
         drainJobs()
-        return true
     }
 
     /// Runs the loop's held scheduling, if any: one slice, at most one
     /// event reduced (`maxBatch` 1).
-    private func runSlice() {
+    /// - Returns: false when no scheduling was held.
+    @discardableResult
+    private func runSlice() -> Bool {
         let held = slices.withLock { slices -> (@Sendable () -> Void)? in
             slices.isEmpty ? nil : slices.removeFirst()
         }
         held?()
+        return held != nil
     }
 
     /// Runs queued jobs (effect tasks, route drains) until none is left.
@@ -160,10 +171,7 @@ final class LoopDriver<State: Sendable, Event: Sendable>: Sendable {
         // completes once every worker has stopped (a route's unhandled
         // report, a job, included).
         while !loop.isStopped {
-            let held = slices.withLock { $0.isEmpty ? nil : $0.removeFirst() }
-            if let held {
-                held()
-            } else if !executor.runNext() {
+            if !runSlice(), !executor.runNext() {
                 _ = sliceArrivals.wait(timeout: .now() + .milliseconds(1))
             }
         }

@@ -46,15 +46,12 @@ public final class TestFeedback<State: Sendable, Event: Sendable>: Sendable {
         }) {
             adapted
         }
-        let owner = Lock(WeakDriver(value: nil))
         // Runs are named by their state's index in `states`: the count of
         // states reduced, less one.
         driver = LoopDriver(
             name: "TestFeedback", spin: spin, stateOffset: -1,
-            divert: { if case .emitted = $0 { true } else { false } },
-            owner: { owner.withLock { $0.value } })
-        owner.withLock { $0.value = self }
-        driver.start()
+            divert: { if case .emitted = $0 { true } else { false } })
+        driver.start(owner: self)
     }
 
     deinit {

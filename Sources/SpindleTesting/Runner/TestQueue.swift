@@ -41,6 +41,9 @@ final class TestQueue<Event: Sendable>: CustomEventQueue {
     /// The events not reduced yet, oldest first.
     var pending: [Event] { books.withLock { $0.events } }
 
+    /// Whether an event waits to be reduced.
+    var hasPending: Bool { books.withLock { !$0.events.isEmpty } }
+
     /// How many events the loop has taken (reduced, one per slice).
     var handed: Int { books.withLock { $0.handed } }
 

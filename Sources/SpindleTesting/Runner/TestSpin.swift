@@ -116,11 +116,8 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
         let (spin, startError) = unresolved.resolvingEnvironment(environment)
         self.startError = startError
         self.stepLimit = stepLimit
-        // The runner a TestClock drives after a wake-up: this one, weakly.
-        let owner = Lock(WeakDriver(value: nil))
-        driver = LoopDriver(name: "TestSpin", spin: spin, owner: { owner.withLock { $0.value } })
-        owner.withLock { $0.value = self }
-        driver.start()
+        driver = LoopDriver(name: "TestSpin", spin: spin)
+        driver.start(owner: self)
     }
 
     deinit {
@@ -189,7 +186,7 @@ public final class TestSpin<State: Sendable, Event: Sendable>: Sendable {
                 steps += 1
                 continue
             }
-            if !driver.isStopped, !pendingEvents.isEmpty { return .stepLimitReached(steps) }
+            if !driver.isStopped, driver.queue.hasPending { return .stepLimitReached(steps) }
             if let settlement = driver.settlement(by: deadline) { return settlement }
         }
     }
