@@ -31,6 +31,7 @@ let package = Package(
         .library(name: "SpindleMetrics", targets: ["SpindleMetrics"]),
         .library(name: "SpindleReplay", targets: ["SpindleReplay"]),
         .library(name: "SpindleNIO", targets: ["SpindleNIO"]),
+        .library(name: "SpindleAtoms", targets: ["SpindleAtoms"]),
         .executable(name: "benchmarks", targets: ["benchmarks"]),
     ],
     traits: [
@@ -165,6 +166,16 @@ let package = Package(
                 product("NIOPosix", "swift-nio", trait: "SpindleNIO"),
             ]
         ),
+        // Atoms: keyed, derived and async state as a graph fed by loops.
+        // Spindle only (and what Spindle itself uses: atomics, logging).
+        .target(
+            name: "SpindleAtoms",
+            dependencies: [
+                "Spindle",
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // Record a loop's reductions as JSON Lines and replay them (Foundation).
         .target(name: "SpindleReplay", dependencies: ["Spindle"]),
         // Helpers shared by the test targets: locks, recorders, waiting,
@@ -217,6 +228,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "CSpindleTests", dependencies: ["CSpindle", "SpindleTestSupport"]),
+        .testTarget(name: "SpindleAtomsTests", dependencies: ["SpindleAtoms", "Spindle", "SpindleTestSupport"]),
         // The concurrency stress suite (issue 4): run under Thread Sanitizer
         // by scripts/stress.sh; public API only, so it also runs in release.
         .testTarget(

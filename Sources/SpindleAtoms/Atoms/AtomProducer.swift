@@ -1,0 +1,24 @@
+/// How a store makes an atom's value, and what it does when the value is
+/// replaced or released. Each atom kind builds one; it is not made by users.
+public struct AtomProducer<Value: Sendable>: Sendable {
+    /// Makes the value: called under the store's exclusion, with a context
+    /// that records what the atom watches.
+    let compute: @Sendable (AtomTransactionContext) throws(AtomError) -> Value
+    /// Ends what a value holds (cancels a task, stops a loop) when the value
+    /// is replaced by a recomputation or the atom is released; called
+    /// outside the store's exclusion.
+    let end: (@Sendable (Value) -> Void)?
+    /// Whether the value is a source that ``AtomStore/restore(_:)`` writes
+    /// back (a state atom's); derived values are recomputed instead.
+    let isRestorable: Bool
+
+    init(
+        isRestorable: Bool = false,
+        compute: @escaping @Sendable (AtomTransactionContext) throws(AtomError) -> Value,
+        end: (@Sendable (Value) -> Void)? = nil
+    ) {
+        self.isRestorable = isRestorable
+        self.compute = compute
+        self.end = end
+    }
+}

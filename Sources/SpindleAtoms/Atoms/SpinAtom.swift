@@ -1,0 +1,61 @@
+public import Spindle
+
+/// A Spindle loop as an atom: its value is the loop's latest state.
+///
+/// The loop starts when the atom is first used (watched, or read) and
+/// stops, draining what it accepted, when the atom is released. Send it
+/// events with ``AtomStore/emit(_:to:)``. Its states enter the graph
+/// conflated: a busy loop never waits for the graph or its watchers, which
+/// may skip intermediate states but always get to the latest one, and to
+/// the final one.
+///
+/// Computing the atom again (an atom that ``spin(context:)`` watches
+/// changed, or a refresh) stops the loop and starts a new one from the new
+/// spin's initial state.
+///
+/// @Snippet(path: "Spindle/Snippets/SpindleAtoms/AtomsGettingStarted", slice: "spin")
+///
+/// > Important: A loop that cannot start (its executor refused it) leaves
+/// > the atom at the spin's initial state with no loop behind it: emits
+/// > answer ``EmitResult/stopped``, ``AtomStore/loop(of:)`` is nil, and the
+/// > store's logger says why.
+public protocol SpinAtom: Atom where Produced == State {
+    associatedtype State: Sendable
+    associatedtype Event: Sendable
+    typealias Context = AtomTransactionContext
+
+    /// The spin to run.
+    func spin(context: Context) throws(AtomError) -> Spin<State, Event>
+
+    /// The loop's options (its executor, queue, observers); the default
+    /// options by default.
+    var options: SpinOptions { get }
+}
+
+extension SpinAtom {
+    public var options: SpinOptions { SpinOptions() }
+
+    public var producer: AtomProducer<State> {
+        AtomProducer { context throws(AtomError) in
+            let spin = try self.spin(context: context)
+            let loop: SpinLoop<State, Event>
+            do {
+                loop = try spin.start(options: self.options)
+            } catch {
+                options.logger.error("SpindleAtoms: \(String(describing: self))'s loop could not start: \(String(describing: error))")
+                return spin.initialState
+            }
+            try context.keepResource(loop)
+            let updater = try context.updater(of: Produced.self)
+            let states = loop.states(bufferingPolicy: .latest)
+            let task = Task {
+                for await state in states { updater.update(state) }
+            }
+            context.addTermination {
+                loop.requestStop(.drain)
+                task.cancel()
+            }
+            return loop.state
+        }
+    }
+}

@@ -1,0 +1,99 @@
+/// The store's operations on the graph, each run by `StoreCore.perform`.
+extension AtomGraph {
+    /// Sets a state atom's value and propagates it. Inside a computation
+    /// or a propagation, it is applied after that, as an update of its own.
+    func set<A: StateAtom>(_ value: A.Value, for atom: A) throws(AtomError) {
+        if isBusy {
+            deferred.append { graph in graph.reportingFailure { () throws(AtomError) in try graph.set(value, for: atom) } }
+            return
+        }
+        let node = try resolve(atom)
+        beginUpdate()
+        node.processedEpoch = epoch
+        node.replaceValue(with: value, in: self)
+        endUpdate()
+    }
+
+    /// Changes a state atom's value in place and propagates it.
+    func modify<A: StateAtom>(_ atom: A, _ body: @escaping @Sendable (inout A.Value) -> Void) throws(AtomError) {
+        if isBusy {
+            deferred.append { graph in graph.reportingFailure { () throws(AtomError) in try graph.modify(atom, body) } }
+            return
+        }
+        let node = try resolve(atom)
+        var value = node.value!
+        body(&value)
+        beginUpdate()
+        node.processedEpoch = epoch
+        node.replaceValue(with: value, in: self)
+        endUpdate()
+    }
+
+    /// Computes an atom in use again (a state atom's default, a task run
+    /// again) and propagates the new value; an atom not in use is computed
+    /// as a read is. Returns the new value.
+    func refresh<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
+        if isBusy {
+            deferred.append { graph in graph.reportingFailure { () throws(AtomError) in _ = try graph.refresh(atom) } }
+            return try read(atom)
+        }
+        let key = AtomKey(atom)
+        guard let existing = nodes[key] else { return try read(atom) }
+        let node = unsafeDowncast(existing, to: AtomNode<A>.self)
+        beginUpdate()
+        node.processedEpoch = epoch
+        do {
+            _ = try node.recompute(in: self)
+        } catch {
+            endUpdate()
+            throw error
+        }
+        endUpdate()
+        return node.value!
+    }
+
+    /// Adds a watcher to `atom` (made if needed); `initial` gets the value
+    /// it starts from, inside the operation (before any later delivery).
+    func addWatcher<A: Atom>(
+        to atom: A, onUpdate: @escaping @Sendable (A.Produced) -> Void, initial: (A.Produced) -> Void
+    ) throws(AtomError) -> (node: AtomNode<A>, watcher: AtomWatcher<A.Produced>) {
+        let node = try resolve(atom)
+        let watcher = AtomWatcher(onUpdate: onUpdate)
+        node.watchers.append(watcher)
+        node.watcherCount += 1
+        initial(node.value!)
+        return (node, watcher)
+    }
+
+    /// Removes a watcher; the atom is released at the end of the operation
+    /// if nothing else uses it.
+    func removeWatcher<A: Atom>(_ watcher: AtomWatcher<A.Produced>, from node: AtomNode<A>) {
+        watcher.cancel()
+        guard !node.isReleased, let index = node.watchers.firstIndex(where: { $0 === watcher }) else { return }
+        node.watchers.remove(at: index)
+        node.watcherCount -= 1
+        addReleaseCandidate(node)
+    }
+
+    /// The resource kept beside `atom`'s value (a spin atom's loop), if
+    /// the atom is in use.
+    func resource<A: Atom>(of atom: A) -> (any Sendable)? {
+        nodes[AtomKey(atom)]?.resource
+    }
+
+    /// Writes a snapshot's restorable values back (the state atoms still in
+    /// use) and propagates them as one update.
+    func restore(_ snapshot: AtomSnapshot) {
+        if isBusy {
+            deferred.append { graph in graph.restore(snapshot) }
+            return
+        }
+        beginUpdate()
+        for (key, entry) in snapshot.entries where entry.isRestorable {
+            guard let node = nodes[key] else { continue }
+            node.processedEpoch = epoch
+            _ = node.restore(entry, in: self)
+        }
+        endUpdate()
+    }
+}

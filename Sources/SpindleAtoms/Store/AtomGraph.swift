@@ -1,0 +1,367 @@
+/// The store's state: its nodes, the propagation queue, and what an
+/// operation leaves to do once the exclusion is left (deliveries, ends).
+///
+/// Every member: guarded by the store's exclusion (``StoreCore``); the
+/// class is reached only through `StoreCore.perform`.
+final class AtomGraph {
+    /// The core that owns the graph, for contexts and updaters (which hold
+    /// it weakly: a task outliving its store does not keep it).
+    unowned(unsafe) var core: StoreCore!
+    var nodes: [AtomKey: AnyAtomNode] = [:]
+    let overrides: AtomOverrides
+    let observers: [any AtomObserver]
+    var isClosed = false
+
+    // MARK: Propagation
+
+    /// Counts updates; a node's scheduled/processed marks compare with it.
+    var epoch: UInt64 = 0
+    /// Set while an update propagates; a set made then is deferred.
+    var propagating = false
+    /// Nodes to recompute, by height (each bucket keeps its capacity).
+    var buckets: [[AnyAtomNode]] = []
+    var pendingCount = 0
+    var lowestBucket = 0
+
+    // MARK: Computation
+
+    /// The nodes being computed, outermost first (a watch of one is a cycle).
+    var computeStack: [AnyAtomNode] = []
+    /// What the computations in progress watched, each from its own base.
+    var recorded: [AnyAtomNode] = []
+    /// Stamps for the marks that compare dependency lists.
+    var stamp: UInt64 = 0
+
+    // MARK: What an operation leaves
+
+    /// Deliveries to watchers and observers, in update order.
+    var outbox: [any AtomDelivery] = []
+    /// The delivered batch's buffer, kept for the next one.
+    var spareOutbox: [any AtomDelivery] = []
+    /// Whether a thread is delivering: it delivers what others queue.
+    var delivering = false
+    /// Ends of values and terminations, run outside the exclusion.
+    var ends: [@Sendable () -> Void] = []
+    /// Nodes that may have lost their last user in this operation.
+    var releaseCandidates: [AnyAtomNode] = []
+    /// Sets made during a computation or propagation, applied after it.
+    var deferred: [(AtomGraph) -> Void] = []
+    /// Nodes changed by the current update, for observers (only when there are some).
+    var changedNodes: [AnyAtomNode] = []
+
+    init(overrides: AtomOverrides, observers: [any AtomObserver]) {
+        self.overrides = overrides
+        self.observers = observers
+    }
+
+    /// Inside a computation or a propagation: a set now is deferred.
+    var isBusy: Bool { propagating || !computeStack.isEmpty }
+
+    // MARK: Finding and making nodes
+
+    /// The node for `atom`, made and computed if the store has none; a
+    /// node scheduled in the running propagation is brought up to date
+    /// first. `watcher`, the node that is about to watch it, is checked for
+    /// a cycle.
+    func resolve<A: Atom>(_ atom: A, watcher: AnyAtomNode? = nil) throws(AtomError) -> AtomNode<A> {
+        let key = AtomKey(atom)
+        if let existing = nodes[key] {
+            let node = unsafeDowncast(existing, to: AtomNode<A>.self)
+            if node.isComputing { throw cyclePath(closingAt: node) }
+            if let watcher, !watcher.dependents.isEmpty, node.height >= watcher.height,
+               let path = dependencyPath(from: node, to: watcher) {
+                throw AtomError.cycle(path: [watcher.atomDescription] + path)
+            }
+            if propagating, node.scheduledEpoch == epoch, node.processedEpoch != epoch {
+                process(node)
+            }
+            return node
+        }
+        if isClosed { throw AtomError.storeClosed }
+        let node = AtomNode(atom: atom, producer: overrides.producer(for: atom) ?? atom.producer)
+        nodes[key] = node
+        node.processedEpoch = epoch
+        do {
+            try node.computeFirst(in: self)
+        } catch {
+            nodes[key] = nil
+            node.isReleased = true
+            throw error
+        }
+        addReleaseCandidate(node)
+        return node
+    }
+
+    /// The value of `atom`, without watching it.
+    func read<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
+        try resolve(atom).value!
+    }
+
+    /// The value of `atom`, recorded as a dependency of `node`, which is
+    /// computing.
+    func watch<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
+        let dependency = try resolve(atom, watcher: node)
+        recorded.append(dependency)
+        if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
+        return dependency.value!
+    }
+
+    /// The value of `atom`, made a dependency of `node` after its
+    /// computation (a task atom's body watching once it runs).
+    func watchLate<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
+        let dependency = try resolve(atom, watcher: node)
+        if !node.dependencies.contains(where: { $0 === dependency }) {
+            node.dependencies.append(dependency)
+            dependency.dependents.append(node)
+            if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
+        }
+        return dependency.value!
+    }
+
+    /// Runs `body` as `node`'s computation: marks it computing, records
+    /// what it watches, and afterwards makes those its dependencies.
+    func compute<Value>(
+        _ node: AnyAtomNode, _ body: (AtomTransactionContext) throws(AtomError) -> Value
+    ) throws(AtomError) -> Value {
+        let base = recorded.count
+        node.isComputing = true
+        computeStack.append(node)
+        defer {
+            node.isComputing = false
+            computeStack.removeLast()
+        }
+        let value: Value
+        do {
+            value = try body(AtomTransactionContext(core: core, node: node, generation: node.generation))
+        } catch {
+            recorded.removeSubrange(base...)
+            throw error
+        }
+        updateDependencies(of: node, recordedFrom: base)
+        recorded.removeSubrange(base...)
+        return value
+    }
+
+    /// Makes the nodes recorded from `base` on `node`'s dependencies (each
+    /// once, in watch order), adding and removing edges only where the
+    /// list changed.
+    private func updateDependencies(of node: AnyAtomNode, recordedFrom base: Int) {
+        stamp &+= 1
+        let seen = stamp
+        var kept = base
+        for index in base..<recorded.count where recorded[index].mark != seen {
+            recorded[index].mark = seen
+            recorded[kept] = recorded[index]
+            kept += 1
+        }
+        recorded.removeSubrange(kept...)
+        let old = node.dependencies
+        if old.count == kept - base, zip(old, recorded[base...]).allSatisfy({ $0 === $1 }) { return }
+        stamp &+= 1
+        let previous = stamp
+        for dependency in old {
+            if dependency.mark != seen {
+                dependency.removeDependent(node)
+                addReleaseCandidate(dependency)
+            }
+            dependency.mark = previous
+        }
+        for dependency in recorded[base...] where dependency.mark != previous {
+            dependency.dependents.append(node)
+        }
+        node.dependencies = Array(recorded[base...])
+    }
+
+    /// Gives `node` height `height` and its dependents heights above it,
+    /// moving a node queued in the running propagation to its new bucket.
+    private func raiseHeight(of node: AnyAtomNode, to height: Int) {
+        node.height = height
+        if propagating, node.scheduledEpoch == epoch, node.processedEpoch != epoch { addToBucket(node) }
+        for dependent in node.dependents where dependent.height <= height {
+            raiseHeight(of: dependent, to: height &+ 1)
+        }
+    }
+
+    // MARK: Cycles
+
+    /// The cycle that a watch of `node`, which is computing, would close:
+    /// from `node` through what it is computing, back to `node`.
+    private func cyclePath(closingAt node: AnyAtomNode) -> AtomError {
+        let start = computeStack.lastIndex(where: { $0 === node }) ?? 0
+        let path = computeStack[start...].map(\.atomDescription) + [node.atomDescription]
+        return .cycle(path: path)
+    }
+
+    /// The atoms from `node` down its dependencies to `target`, if `node`
+    /// depends on `target` (a watch of `node` from `target` closes a cycle).
+    private func dependencyPath(from node: AnyAtomNode, to target: AnyAtomNode) -> [String]? {
+        stamp &+= 1
+        let visited = stamp
+        var trail: [AnyAtomNode] = []
+        func search(_ current: AnyAtomNode) -> Bool {
+            if current === target { return true }
+            if current.mark == visited || current.height <= target.height { return false }
+            current.mark = visited
+            trail.append(current)
+            for dependency in current.dependencies where search(dependency) { return true }
+            trail.removeLast()
+            return false
+        }
+        guard search(node) else { return nil }
+        return trail.map(\.atomDescription) + [target.atomDescription]
+    }
+
+    // MARK: Propagation
+
+    /// Starts an update: every node changed in it is recomputed at most once.
+    func beginUpdate() {
+        epoch &+= 1
+        propagating = true
+    }
+
+    /// Recomputes what the update's changes reach, in height order, then
+    /// tells observers.
+    func endUpdate() {
+        while pendingCount > 0 {
+            while buckets[lowestBucket].isEmpty { lowestBucket += 1 }
+            let node = buckets[lowestBucket].removeLast()
+            pendingCount -= 1
+            // A stale entry (the node was moved to a higher bucket) or one
+            // already brought up to date by a watch.
+            if node.height != lowestBucket || node.processedEpoch == epoch || node.isReleased { continue }
+            process(node)
+        }
+        lowestBucket = 0
+        propagating = false
+        if !changedNodes.isEmpty { notifyChanged() }
+    }
+
+    /// Recomputes a scheduled node; a failure is reported and leaves its value.
+    func process(_ node: AnyAtomNode) {
+        node.processedEpoch = epoch
+        do {
+            _ = try node.recompute(in: self)
+        } catch {
+            report(error)
+        }
+    }
+
+    /// A node's value changed: its dependents are scheduled.
+    func changed(_ node: AnyAtomNode) {
+        for dependent in node.dependents where dependent.scheduledEpoch != epoch {
+            dependent.scheduledEpoch = epoch
+            if dependent.processedEpoch != epoch { addToBucket(dependent) }
+        }
+        if !observers.isEmpty { changedNodes.append(node) }
+    }
+
+    private func addToBucket(_ node: AnyAtomNode) {
+        while buckets.count <= node.height { buckets.append([]) }
+        buckets[node.height].append(node)
+        pendingCount += 1
+        if node.height < lowestBucket { lowestBucket = node.height }
+    }
+
+    /// An updater that feeds `node`'s value of `generation` later values.
+    func updater<A: Atom>(for node: AtomNode<A>, generation: UInt64) -> AtomUpdater<A.Produced> {
+        let guarded = GuardedNode(node: node)
+        return AtomUpdater<A.Produced>(core: core) { graph, value in
+            graph.feed(guarded.node, generation: generation, value: value)
+        }
+    }
+
+    /// A value from the work that feeds `node`, for the value of `generation`.
+    func feed<A: Atom>(_ node: AtomNode<A>, generation: UInt64, value: A.Produced) {
+        if isBusy {
+            deferred.append { graph in graph.feed(node, generation: generation, value: value) }
+            return
+        }
+        guard !node.isReleased, node.generation == generation else { return }
+        beginUpdate()
+        node.processedEpoch = epoch
+        node.replaceValue(with: value, in: self)
+        endUpdate()
+    }
+
+    // MARK: Lifetime
+
+    func addReleaseCandidate(_ node: AnyAtomNode) {
+        if node.isReleaseCandidate { return }
+        node.isReleaseCandidate = true
+        releaseCandidates.append(node)
+    }
+
+    /// The end of an operation: deferred sets, then the release of every
+    /// node left unused.
+    func finishOperation() {
+        if isClosed {
+            deferred.removeAll()
+            return
+        }
+        while !deferred.isEmpty {
+            let operation = deferred.removeFirst()
+            operation(self)
+        }
+        while let node = releaseCandidates.popLast() {
+            node.isReleaseCandidate = false
+            if node.isReleased || node.isInUse { continue }
+            releaseNode(node)
+        }
+    }
+
+    func releaseNode(_ node: AnyAtomNode) {
+        node.isReleased = true
+        if nodes[node.key] === node { nodes[node.key] = nil }
+        for dependency in node.dependencies {
+            dependency.removeDependent(node)
+            addReleaseCandidate(dependency)
+        }
+        node.dependencies = []
+        node.release(in: self)
+        if !observers.isEmpty {
+            let atom = AtomDescription(node)
+            for observer in observers { outbox.append(ObserverDelivery(observer: observer, event: .released(atom))) }
+        }
+    }
+
+    // MARK: Observers
+
+    func assigned(_ node: AnyAtomNode) {
+        guard !observers.isEmpty else { return }
+        let atom = AtomDescription(node)
+        for observer in observers { outbox.append(ObserverDelivery(observer: observer, event: .assigned(atom))) }
+    }
+
+    private func notifyChanged() {
+        let snapshot = makeSnapshot()
+        for node in changedNodes where !node.isReleased {
+            let atom = AtomDescription(node)
+            for observer in observers {
+                outbox.append(ObserverDelivery(observer: observer, event: .changed(atom, snapshot)))
+            }
+        }
+        changedNodes.removeAll(keepingCapacity: true)
+    }
+
+    /// Runs `body`, reporting its failure (a deferred operation has no
+    /// caller left to throw to).
+    func reportingFailure(_ body: () throws(AtomError) -> Void) {
+        do {
+            try body()
+        } catch {
+            report(error)
+        }
+    }
+
+    func report(_ error: AtomError) {
+        for observer in observers { outbox.append(ObserverDelivery(observer: observer, event: .failed(error))) }
+        core.logFailure(error)
+    }
+
+    func makeSnapshot() -> AtomSnapshot {
+        var entries: [AtomKey: AtomSnapshot.Entry] = [:]
+        entries.reserveCapacity(nodes.count)
+        for (key, node) in nodes { entries[key] = node.snapshotEntry() }
+        return AtomSnapshot(entries: entries)
+    }
+}

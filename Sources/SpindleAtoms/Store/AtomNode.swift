@@ -1,0 +1,85 @@
+/// One atom's place in the graph: its edges, its rank and its lifetime.
+/// The value and what it needs live in ``AtomNode``, the typed subclass.
+///
+/// Every stored property: guarded by the store's exclusion (``StoreCore``).
+class AnyAtomNode {
+    let key: AtomKey
+    /// Kept while no watcher and no dependent holds the node.
+    let keepAlive: Bool
+    /// 1 + the largest height of its dependencies: a node is recomputed
+    /// after every dependency of lower height in a propagation.
+    final var height = 0
+    /// What the last computation watched, in the order it watched them.
+    final var dependencies: [AnyAtomNode] = []
+    /// The nodes that watch this one (unordered).
+    final var dependents: [AnyAtomNode] = []
+    /// Watchers from outside the graph (store watches and test watches).
+    final var watcherCount = 0
+    /// Set while its value is being computed: a watch of it then is a cycle.
+    final var isComputing = false
+    /// The propagation that scheduled it, and the one that brought it up
+    /// to date (pulled or recomputed in height order).
+    final var scheduledEpoch: UInt64 = 0
+    final var processedEpoch: UInt64 = 0
+    /// A stamp for the graph's walks: comparing dependency lists (a node
+    /// watched twice in one computation is one edge), searching for a cycle.
+    final var mark: UInt64 = 0
+    /// Counts the node's values; an updater made for an older one is stale.
+    final var generation: UInt64 = 0
+    final var isReleased = false
+    /// Whether the end-of-operation release check has it queued.
+    final var isReleaseCandidate = false
+
+    /// Terminations added by the computation of the current value.
+    final var terminations: [@Sendable () -> Void] = []
+    /// What the computation keeps beside the value (a spin atom's loop).
+    final var resource: (any Sendable)?
+
+    init(key: AtomKey, keepAlive: Bool) {
+        self.key = key
+        self.keepAlive = keepAlive
+    }
+
+    /// In use: watched, a dependency of a node in use, or kept alive.
+    final var isInUse: Bool { keepAlive || watcherCount > 0 || !dependents.isEmpty || isComputing }
+
+    // MARK: The typed part (overridden by AtomNode)
+
+    /// The atom, for cycle paths and observers.
+    var atomDescription: String { fatalError("abstract") }
+    /// Computes the value again; returns whether it changed (and queues
+    /// the deliveries and ends of what it replaced).
+    func recompute(in graph: AtomGraph) throws(AtomError) -> Bool { fatalError("abstract") }
+    /// Queues what releasing the node must do outside the exclusion.
+    func release(in graph: AtomGraph) { fatalError("abstract") }
+    /// The node's value for a snapshot.
+    func snapshotEntry() -> AtomSnapshot.Entry { fatalError("abstract") }
+    /// An `AtomUpdater` of the node's value type for its value of `generation`.
+    func makeUpdater(generation: UInt64, in graph: AtomGraph) -> any Sendable { fatalError("abstract") }
+    /// Writes a snapshot's value back, for a restorable node; whether it changed.
+    func restore(_ entry: AtomSnapshot.Entry, in graph: AtomGraph) -> Bool { fatalError("abstract") }
+
+    final func addTermination(_ termination: @escaping @Sendable () -> Void) {
+        terminations.append(termination)
+    }
+
+    final func setResource(_ resource: any Sendable) {
+        self.resource = resource
+    }
+
+    // MARK: Edges
+
+    final func removeDependent(_ node: AnyAtomNode) {
+        if let index = dependents.firstIndex(where: { $0 === node }) {
+            dependents.swapAt(index, dependents.count - 1)
+            dependents.removeLast()
+        }
+    }
+}
+
+/// A node carried by a context, an updater or a subscription to another
+/// thread. `@unchecked Sendable`: it is touched only inside
+/// `StoreCore.perform`, under the store's exclusion.
+struct GuardedNode<Node: AnyAtomNode>: @unchecked Sendable {
+    let node: Node
+}

@@ -1,0 +1,55 @@
+/// A value that replaces an atom's own: dependency injection for tests and
+/// previews. An override is given to a store when it is made
+/// (``AtomStore/init(overrides:observers:logger:)``) or to a test context.
+///
+/// An override of one atom (by type and key) wins over an override of its
+/// type. The override replaces the atom's computation: a task atom's
+/// overriding task is still cancelled on release, but an async-sequence
+/// atom's override iterates nothing and a spin atom's override is a state
+/// with no loop behind it (an emit to it answers `.stopped`).
+public struct AtomOverride: Sendable {
+    enum Target: Hashable, @unchecked Sendable {  // AtomKey and ObjectIdentifier: Sendable contents
+        case atom(AtomKey)
+        case type(ObjectIdentifier)
+    }
+
+    let target: Target
+    /// A `@Sendable (A) -> A.Produced`, typed by the atom it overrides.
+    let value: any Sendable
+
+    /// Overrides one atom: the store's value for it is `value(atom)`.
+    public init<A: Atom>(_ atom: A, with value: @escaping @Sendable (A) -> A.Produced) {
+        target = .atom(AtomKey(atom))
+        self.value = value
+    }
+
+    /// Overrides every atom of type `type`, whatever its key.
+    public init<A: Atom>(_ type: A.Type, with value: @escaping @Sendable (A) -> A.Produced) {
+        target = .type(ObjectIdentifier(type))
+        self.value = value
+    }
+}
+
+/// The overrides a store was made with, found by atom or type.
+struct AtomOverrides: Sendable {
+    private var byTarget: [AtomOverride.Target: any Sendable] = [:]
+
+    init(_ overrides: [AtomOverride]) {
+        for override in overrides { byTarget[override.target] = override.value }
+    }
+
+    var isEmpty: Bool { byTarget.isEmpty }
+
+    mutating func add(_ override: AtomOverride) {
+        byTarget[override.target] = override.value
+    }
+
+    /// The producer of `atom`'s overriding value, if it is overridden.
+    func producer<A: Atom>(for atom: A) -> AtomProducer<A.Produced>? {
+        if byTarget.isEmpty { return nil }
+        let found = byTarget[.atom(AtomKey(atom))] ?? byTarget[.type(ObjectIdentifier(A.self))]
+        guard let value = found as? @Sendable (A) -> A.Produced else { return nil }
+        let own = atom.producer
+        return AtomProducer(isRestorable: own.isRestorable, compute: { _ in value(atom) }, end: own.end)
+    }
+}

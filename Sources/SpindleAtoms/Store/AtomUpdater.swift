@@ -1,0 +1,20 @@
+/// Gives an atom a later value from the work its kind started (a task's
+/// outcome, a sequence's element, a loop's state). Any thread.
+///
+/// A value sent for an older value of the atom (the atom was recomputed
+/// or released since) is ignored.
+struct AtomUpdater<Value: Sendable>: Sendable {
+    private weak var core: StoreCore?
+    private let apply: @Sendable (AtomGraph, Value) -> Void
+
+    init(core: StoreCore, apply: @escaping @Sendable (AtomGraph, Value) -> Void) {
+        self.core = core
+        self.apply = apply
+    }
+
+    /// Sets the atom's value and propagates it; from inside an operation
+    /// (the same thread), after that operation's propagation.
+    func update(_ value: Value) {
+        _ = try? core?.perform { (graph: AtomGraph) throws(AtomError) in apply(graph, value) }
+    }
+}

@@ -1,0 +1,124 @@
+internal import Atomics
+import Logging
+internal import Spindle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The store's exclusion around its graph, and the ordered delivery of
+/// what an operation changed.
+///
+/// One thread at a time runs an operation on the graph (holding `mutex`);
+/// a computation that calls the store again on that thread (a value atom
+/// reading another, a set from inside a computation) runs inside the
+/// operation in progress (`owner` tells it apart), so there is no
+/// self-deadlock. Deliveries (watchers, observers) and ends (terminations,
+/// cancellations, loop stops) run after the mutex is left; deliveries run
+/// one at a time, in update order, on the thread that finds none running.
+///
+/// `@unchecked Sendable`: `graph` is reached only by the thread that holds
+/// `mutex` (`owner` is that thread), which `perform` guarantees.
+final class StoreCore: @unchecked Sendable {
+    private let mutex = Lock<Void>(())
+    /// The thread running an operation, or 0. Atomic: any thread reads it
+    /// (relaxed: a thread can only find its own id there if it stored it).
+    private let owner = ManagedAtomic<UInt>(0)
+    /// Guarded by `mutex` (the owner thread only).
+    private let graph: AtomGraph
+    let logger: Logger
+
+    init(overrides: AtomOverrides, observers: [any AtomObserver], logger: Logger) {
+        graph = AtomGraph(overrides: overrides, observers: observers)
+        self.logger = logger
+        graph.core = self
+    }
+
+    /// Runs `body` on the graph with the exclusion, then the operation's
+    /// deferred sets and releases; after leaving it, the ends and the
+    /// deliveries. Called again from inside an operation on the same
+    /// thread, it runs `body` within that operation.
+    func perform<Result>(_ body: (AtomGraph) throws(AtomError) -> Result) throws(AtomError) -> Result {
+        let thread = currentThreadID()
+        if owner.load(ordering: .relaxed) == thread {
+            return try body(graph)
+        }
+        var ends: [@Sendable () -> Void] = []
+        var batch: [any AtomDelivery] = []
+        let outcome: Swift.Result<Result, AtomError> = mutex.withLock { _ in
+            owner.store(thread, ordering: .relaxed)
+            defer { owner.store(0, ordering: .relaxed) }
+            let outcome: Swift.Result<Result, AtomError>
+            if graph.isClosed {
+                outcome = .failure(.storeClosed)
+            } else {
+                do throws(AtomError) {
+                    outcome = .success(try body(graph))
+                } catch {
+                    outcome = .failure(error)
+                }
+                graph.finishOperation()
+            }
+            swap(&ends, &graph.ends)
+            if !graph.delivering, !graph.outbox.isEmpty {
+                graph.delivering = true
+                swap(&batch, &graph.spareOutbox)
+                swap(&batch, &graph.outbox)
+            }
+            return outcome
+        }
+        for end in ends { end() }
+        if !batch.isEmpty { deliver(batch) }
+        return try outcome.get()
+    }
+
+    /// Delivers `batch`, then what others queued meanwhile, until none is
+    /// left; the thread holds the delivering role throughout.
+    private func deliver(_ first: [any AtomDelivery]) {
+        var batch = first
+        while true {
+            for delivery in batch { delivery.deliver() }
+            batch.removeAll(keepingCapacity: true)
+            let more = mutex.withLock { _ in
+                if graph.outbox.isEmpty {
+                    graph.delivering = false
+                    swap(&batch, &graph.spareOutbox)
+                    return false
+                }
+                swap(&batch, &graph.outbox)
+                return true
+            }
+            if !more { return }
+        }
+    }
+
+    /// Closes the store: every node is released (ends run), and every
+    /// operation after it throws ``AtomError/storeClosed``.
+    func close() {
+        _ = try? perform { (graph: AtomGraph) throws(AtomError) in
+            graph.isClosed = true
+            for node in Array(graph.nodes.values) where !node.isReleased {
+                graph.releaseNode(node)
+            }
+            graph.releaseCandidates.removeAll()
+        }
+    }
+
+    func logFailure(_ error: AtomError) {
+        logger.error("\(error.description)")
+    }
+}
+
+/// The calling thread, as a number no other live thread has.
+@inline(__always)
+func currentThreadID() -> UInt {
+    #if canImport(Darwin)
+    UInt(bitPattern: pthread_self())
+    #else
+    UInt(pthread_self())
+    #endif
+}
