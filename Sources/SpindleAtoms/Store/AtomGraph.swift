@@ -8,8 +8,8 @@ final class AtomGraph {
     /// it weakly: a task outliving its store does not keep it).
     unowned(unsafe) var core: StoreCore!
     var nodes: [AtomKey: AnyAtomNode] = [:]
-    let overrides: AtomOverrides
-    let observers: [any AtomObserver]
+    var overrides: AtomOverrides
+    var observers: [any AtomObserver]
     var isClosed = false
 
     // MARK: Propagation

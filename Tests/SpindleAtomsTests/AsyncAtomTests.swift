@@ -1,0 +1,129 @@
+import Spindle
+import SpindleAtoms
+import SpindleTestSupport
+import Testing
+
+/// A task atom that answers its source's value doubled once `gate` opens.
+struct Doubled: TaskAtom, Hashable {
+    let gate: OpenOnce
+    func value(context: Context) async -> Int {
+        let source = (try? context.watch(Source(id: 0))) ?? -1
+        await gate.wait()
+        return source * 2
+    }
+    static func == (lhs: Doubled, rhs: Doubled) -> Bool { true }
+    func hash(into hasher: inout Hasher) {}
+}
+
+struct Failing: ThrowingTaskAtom, Hashable {
+    struct Refused: Error, Equatable {}
+    func value(context: Context) async throws -> Int { throw Refused() }
+}
+
+/// Waits for the first value of `values` that `accept` takes.
+func first<Value: Sendable>(_ values: AsyncStream<Value>, where accept: (Value) -> Bool) async -> Value? {
+    for await value in values where accept(value) { return value }
+    return nil
+}
+
+@Suite struct AsyncAtomTests {
+    @Test func aTaskAtomsPhaseGoesFromSuspendingToItsValue() async throws {
+        let gate = OpenOnce()
+        let store = AtomStore()
+        try store.set(0, for: Source(id: 0))
+        let keep = try store.watch(Source(id: 0)) { _ in }
+        try store.set(21, for: Source(id: 0))
+        let phases = try store.values(of: Doubled(gate: gate).phase)
+        var iterator = phases.makeAsyncIterator()
+        #expect(await iterator.next()?.isSuspending == true)
+        gate.open()
+        #expect(await iterator.next()?.value == 42)
+        keep.cancel()
+    }
+
+    @Test func aThrowingTaskAtomEndsInFailure() async throws {
+        let store = AtomStore()
+        let phase = await first(try store.values(of: Failing().phase)) { !$0.isSuspending }
+        #expect(phase?.error is Failing.Refused)
+    }
+
+    @Test func recomputingATaskAtomCancelsItsTask() async throws {
+        struct Forever: TaskAtom, Hashable {
+            func value(context: Context) async -> Bool {
+                _ = try? context.watch(Source(id: 0))
+                while !Task.isCancelled { await Task.yield() }
+                return true
+            }
+        }
+        let store = AtomStore()
+        let subscription = try store.watch(Forever()) { _ in }
+        let firstTask = subscription.initialValue!
+        let watched = await eventually { (try? store.snapshot().value(of: Source(id: 0))) != nil }
+        #expect(watched)
+        try store.set(1, for: Source(id: 0))  // the task's late watch recomputes the atom
+        #expect(await firstTask.value)
+        subscription.cancel()
+    }
+
+    @Test func releasingATaskAtomCancelsItsTask() async throws {
+        struct Forever: TaskAtom, Hashable {
+            func value(context: Context) async -> Bool {
+                while !Task.isCancelled { await Task.yield() }
+                return true
+            }
+        }
+        let store = AtomStore()
+        let subscription = try store.watch(Forever()) { _ in }
+        let task = subscription.initialValue!
+        subscription.cancel()
+        #expect(await task.value)
+    }
+
+    @Test func anAsyncSequenceAtomFollowsItsSequence() async throws {
+        struct Numbers: AsyncSequenceAtom, Hashable {
+            let stream: AsyncStream<Int>
+            func sequence(context: Context) -> AsyncStream<Int> { stream }
+            static func == (lhs: Numbers, rhs: Numbers) -> Bool { true }
+            func hash(into hasher: inout Hasher) {}
+        }
+        let (stream, continuation) = AsyncStream.makeStream(of: Int.self)
+        let store = AtomStore()
+        let values = try store.values(of: Numbers(stream: stream))
+        var iterator = values.makeAsyncIterator()
+        #expect(await iterator.next()?.isSuspending == true)
+        continuation.yield(1)
+        #expect(await iterator.next()?.value == 1)
+        continuation.yield(2)
+        #expect(await iterator.next()?.value == 2)
+        continuation.finish()
+    }
+
+    @Test func aSpinAtomRunsItsLoopWhileInUseAndWatchersSeeItsFinalState() async throws {
+        let store = AtomStore()
+        let values = try store.values(of: Counting())
+        #expect(store.emit(0, to: Counting()) == .accepted)
+        for _ in 0..<999 { _ = store.emit(1, to: Counting()) }
+        #expect(store.emit(1, to: Counting()) == .accepted)
+        #expect(await first(values) { $0 == 1_000 } == 1_000)
+        let loop = try #require(store.loop(of: Counting()))
+        // Derived from the loop, through select.
+        struct Decade: ValueAtom, Hashable {
+            func value(context: Context) throws(AtomError) -> Int { try context.watch(Counting()) / 10 }
+        }
+        #expect(try store.read(Decade()) == 100)
+        withExtendedLifetime(values) {}
+        // The values sequence ends with its iterator above; cancel what is left.
+        store.close()
+        #expect(await eventually { loop.isStopped })
+    }
+
+    @Test func aSpinAtomIsStoppedWhenReleased() async throws {
+        let store = AtomStore()
+        let subscription = try store.watch(Counting()) { _ in }
+        let loop = try #require(store.loop(of: Counting()))
+        subscription.cancel()
+        #expect(await eventually { loop.isStopped })
+        #expect(store.emit(1, to: Counting()) == .stopped)
+        #expect(store.loop(of: Counting()) == nil)
+    }
+}
