@@ -140,6 +140,8 @@ let package = Package(
         ),
         // The runnable example: `swift run spindle-example`.
         .executableTarget(name: "spindle-example", dependencies: ["Spindle"], path: "Examples/SpindleExample"),
+        // The atoms example, a todo list on the command line: `swift run spindle-atoms-todo`.
+        .executableTarget(name: "spindle-atoms-todo", dependencies: ["Spindle", "SpindleAtoms"], path: "Examples/AtomsTodo"),
         // The Combine bridge: Apple's Combine where it exists, OpenCombine
         // elsewhere (the sources choose with `#if canImport(Combine)`).
         .target(
@@ -233,7 +235,7 @@ let package = Package(
         // by scripts/stress.sh; public API only, so it also runs in release.
         .testTarget(
             name: "SpindleStressTests",
-            dependencies: ["Spindle", "CSpindle", "SpindleTesting", "SpindleTestSupport", "SpindleQueueFixture"]),
+            dependencies: ["Spindle", "CSpindle", "SpindleTesting", "SpindleAtoms", "SpindleTestSupport", "SpindleQueueFixture"]),
     ],
     swiftLanguageModes: [.v6]
 )
