@@ -146,7 +146,7 @@ let package = Package(
         // elsewhere (the sources choose with `#if canImport(Combine)`).
         .target(
             name: "SpindleCombine",
-            dependencies: ["Spindle", openCombine]
+            dependencies: ["Spindle", "SpindleAtoms", openCombine]
         ),
         // Helpers for users' tests: reducer specs, feedback specs, the
         // deterministic runner and its virtual clock. Spindle only.
@@ -216,7 +216,7 @@ let package = Package(
             name: "SpindleCombineTests",
             dependencies: [
                 .target(name: "SpindleCombine", condition: .when(traits: ["SpindleCombine"])),
-                "Spindle", "SpindleTestSupport", openCombine,
+                "Spindle", "SpindleAtoms", "SpindleTestSupport", openCombine,
             ]
         ),
         .testTarget(

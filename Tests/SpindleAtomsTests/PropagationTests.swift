@@ -163,3 +163,16 @@ import Testing
         keep.cancel()
     }
 }
+
+@Suite struct MainActorTests {
+    @MainActor
+    @Test func aStoreOnTheMainActorSetsAndReadsSynchronously() throws {
+        let store = AtomStore()
+        let seen = Recorder<Int>()
+        let subscription = try store.watch(Twice()) { seen.append($0) }
+        try store.set(21, for: Source(id: 0))
+        #expect(try store.read(Twice()) == 42)
+        #expect(seen.values == [42])
+        subscription.cancel()
+    }
+}

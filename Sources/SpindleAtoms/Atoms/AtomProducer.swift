@@ -12,7 +12,8 @@ public struct AtomProducer<Value: Sendable>: Sendable {
     /// back (a state atom's); derived values are recomputed instead.
     let isRestorable: Bool
 
-    init(
+    /// Package access: SpindleCombine's publisher atom is a kind too.
+    package init(
         isRestorable: Bool = false,
         compute: @escaping @Sendable (AtomTransactionContext) throws(AtomError) -> Value,
         end: (@Sendable (Value) -> Void)? = nil

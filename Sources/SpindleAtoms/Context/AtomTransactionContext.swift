@@ -73,7 +73,7 @@ public struct AtomTransactionContext: Sendable {
 
     /// An updater that gives this value of the atom later values (a
     /// task's outcome, a sequence's elements, a loop's states).
-    func updater<Value: Sendable>(of _: Value.Type) throws(AtomError) -> AtomUpdater<Value> {
+    package func updater<Value: Sendable>(of _: Value.Type) throws(AtomError) -> AtomUpdater<Value> {
         let node = guarded.node
         let generation = generation
         return try perform { (graph: AtomGraph) throws(AtomError) in

@@ -2,8 +2,9 @@
 /// outcome, a sequence's element, a loop's state). Any thread.
 ///
 /// A value sent for an older value of the atom (the atom was recomputed
-/// or released since) is ignored.
-struct AtomUpdater<Value: Sendable>: Sendable {
+/// or released since) is ignored. Package access: SpindleCombine's
+/// publisher atom feeds its atom through one.
+package struct AtomUpdater<Value: Sendable>: Sendable {
     private weak var core: StoreCore?
     private let apply: @Sendable (AtomGraph, Value) -> Void
 
@@ -14,7 +15,7 @@ struct AtomUpdater<Value: Sendable>: Sendable {
 
     /// Sets the atom's value and propagates it; from inside an operation
     /// (the same thread), after that operation's propagation.
-    func update(_ value: Value) {
+    package func update(_ value: Value) {
         _ = try? core?.perform { (graph: AtomGraph) throws(AtomError) in apply(graph, value) }
     }
 }
