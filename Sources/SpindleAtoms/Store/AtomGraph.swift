@@ -100,6 +100,18 @@ final class AtomGraph {
     /// The value of `atom`, recorded as a dependency of `node`, which is
     /// computing.
     func watch<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
+        // A recomputation mostly watches what the last one did, in the same
+        // order: the dependency at this position, when it is `atom`, is
+        // found without hashing the key (its edge exists, so it closes no
+        // cycle).
+        let position = recorded.count &- node.recordBase
+        if position < node.dependencies.count,
+           let known = node.dependencies[position] as? AtomNode<A>,
+           !known.isComputing, known.atom.key == atom.key {
+            if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
+            recorded.append(known)
+            return known.value!
+        }
         let dependency = try resolve(atom, watcher: node)
         recorded.append(dependency)
         if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
@@ -124,6 +136,7 @@ final class AtomGraph {
         _ node: AnyAtomNode, _ body: (AtomTransactionContext) throws(AtomError) -> Value
     ) throws(AtomError) -> Value {
         let base = recorded.count
+        node.recordBase = base
         node.isComputing = true
         computeStack.append(node)
         defer {

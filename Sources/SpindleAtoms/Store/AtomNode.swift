@@ -24,6 +24,9 @@ class AnyAtomNode {
     /// A stamp for the graph's walks: comparing dependency lists (a node
     /// watched twice in one computation is one edge), searching for a cycle.
     final var mark: UInt64 = 0
+    /// Where the node's computation in progress records its watches in the
+    /// graph's `recorded` list.
+    final var recordBase = 0
     /// Counts the node's values; an updater made for an older one is stale.
     final var generation: UInt64 = 0
     final var isReleased = false
