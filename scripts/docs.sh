@@ -83,7 +83,7 @@ echo "== docs: DocC for every product, warnings as errors"
 # One plugin run for all of them: each run loads the package and builds
 # the symbol graphs it needs anew.
 targets=()
-for target in Spindle SpindleCombine SpindleTesting SpindleMetrics SpindleReplay SpindleNIO; do
+for target in Spindle SpindleCombine SpindleTesting SpindleMetrics SpindleReplay SpindleNIO SpindleAtoms; do
     targets+=(--target "$target")
 done
 docc_log=$(mktemp)

@@ -127,3 +127,28 @@ func first<Value: Sendable>(_ values: AsyncStream<Value>, where accept: (Value) 
         #expect(store.loop(of: Counting()) == nil)
     }
 }
+
+@Suite struct LateDependencyTests {
+    /// Watches its city only from inside the task.
+    struct Weather: TaskAtom, Hashable {
+        func value(context: Context) async -> String {
+            let city = (try? context.watch(City())) ?? "?"
+            return city.isEmpty ? "no city" : "sunny in \(city)"
+        }
+    }
+
+    struct City: StateAtom, Hashable {
+        func defaultValue(context: Context) -> String { "Paris" }
+    }
+
+    @Test func aSetThatRecomputesATaskAtomIsNotLostWithTheTasksLateWatch() async throws {
+        let store = AtomStore()
+        let phases = try store.values(of: Weather().phase)
+        #expect(await first(phases) { $0.value == "sunny in Paris" } != nil)
+        // The old task's watch keeps City in use while the new task starts.
+        try store.set("", for: City())
+        #expect(await first(phases) { $0.value == "no city" } != nil)
+        try store.set("Oslo", for: City())
+        #expect(await first(phases) { $0.value == "sunny in Oslo" } != nil)
+    }
+}

@@ -17,8 +17,8 @@ public import Spindle
 ///
 /// > Important: A loop that cannot start (its executor refused it) leaves
 /// > the atom at the spin's initial state with no loop behind it: emits
-/// > answer ``EmitResult/stopped``, ``AtomStore/loop(of:)`` is nil, and the
-/// > store's logger says why.
+/// > answer `EmitResult.stopped`, ``AtomStore/loop(of:)`` is nil, and the
+/// > logger of the atom's ``options`` says why.
 public protocol SpinAtom: Atom where Produced == State {
     associatedtype State: Sendable
     associatedtype Event: Sendable

@@ -122,8 +122,9 @@ final class AtomGraph {
     /// computation (a task atom's body watching once it runs).
     func watchLate<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
         let dependency = try resolve(atom, watcher: node)
-        if !node.dependencies.contains(where: { $0 === dependency }) {
-            node.dependencies.append(dependency)
+        if !node.dependencies.contains(where: { $0 === dependency }),
+           !node.lateDependencies.contains(where: { $0 === dependency }) {
+            node.lateDependencies.append(dependency)
             dependency.dependents.append(node)
             if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
         }
@@ -179,8 +180,14 @@ final class AtomGraph {
             }
             dependency.mark = previous
         }
+        for late in node.lateDependencies { late.mark = previous }
         for dependency in recorded[base...] where dependency.mark != previous {
             dependency.dependents.append(node)
+        }
+        if !node.lateDependencies.isEmpty {
+            // A late dependency watched in the computation now: its edge
+            // belongs to the list of the computation's.
+            node.lateDependencies.removeAll { late in recorded[base...].contains { $0 === late } }
         }
         node.dependencies = Array(recorded[base...])
     }
@@ -217,6 +224,7 @@ final class AtomGraph {
             current.mark = visited
             trail.append(current)
             for dependency in current.dependencies where search(dependency) { return true }
+            for dependency in current.lateDependencies where search(dependency) { return true }
             trail.removeLast()
             return false
         }
@@ -325,11 +333,12 @@ final class AtomGraph {
     func releaseNode(_ node: AnyAtomNode) {
         node.isReleased = true
         if nodes[node.key] === node { nodes[node.key] = nil }
-        for dependency in node.dependencies {
+        for dependency in node.dependencies + node.lateDependencies {
             dependency.removeDependent(node)
             addReleaseCandidate(dependency)
         }
         node.dependencies = []
+        node.lateDependencies = []
         node.release(in: self)
         if !observers.isEmpty {
             let atom = AtomDescription(node)

@@ -11,6 +11,10 @@ class AnyAtomNode {
     final var height = 0
     /// What the last computation watched, in the order it watched them.
     final var dependencies: [AnyAtomNode] = []
+    /// What a task's body watched after the computation returned: kept until
+    /// the node is released (the next task watches them again, and must
+    /// find them in use).
+    final var lateDependencies: [AnyAtomNode] = []
     /// The nodes that watch this one (unordered).
     final var dependents: [AnyAtomNode] = []
     /// Watchers from outside the graph (store watches and test watches).

@@ -77,8 +77,10 @@ public final class AtomStore: Sendable {
     /// first, then each new one. It keeps the atom in use until it ends
     /// (its task is cancelled, or the sequence and its iterators are
     /// released).
-    /// - Parameter bufferingPolicy: how values wait while the consumer
-    ///   lags; `.bufferingNewest(1)` conflates to the latest.
+    /// - Parameters:
+    ///   - atom: the atom to watch.
+    ///   - bufferingPolicy: how values wait while the consumer lags;
+    ///     `.bufferingNewest(1)` conflates to the latest.
     /// - Throws: ``AtomError/cycle(path:)``, ``AtomError/storeClosed``.
     public func values<A: Atom>(
         of atom: A, bufferingPolicy: AsyncStream<A.Produced>.Continuation.BufferingPolicy = .unbounded
@@ -126,7 +128,7 @@ public final class AtomStore: Sendable {
     }
 
     /// Sends `event` to a spin atom's loop.
-    /// - Returns: the loop's answer; ``EmitResult/stopped`` when the atom
+    /// - Returns: the loop's answer; `EmitResult.stopped` when the atom
     ///   is not in use (its loop is not running) or the store is closed.
     @discardableResult
     public func emit<A: SpinAtom>(_ event: A.Event, to atom: A) -> EmitResult {
