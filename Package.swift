@@ -106,6 +106,11 @@ let package = Package(
                 product("NIOCore", "swift-nio", trait: "SpindleNIO"),
                 product("NIOEmbedded", "swift-nio", trait: "SpindleNIO"),
                 product("NIOHTTP1", "swift-nio", trait: "SpindleNIO"),
+                // The atoms scenarios (issue 50): the store, and its
+                // yardsticks OpenCombine (Linux; Combine elsewhere) and
+                // Observation (the toolchain's own: no package).
+                "SpindleAtoms",
+                openCombine,
             ],
             path: "Benchmarks/Harness"
         ),

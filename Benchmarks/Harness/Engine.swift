@@ -39,6 +39,24 @@ enum Engine: String, CaseIterable, Sendable {
     case byHand = "by-hand"
     /// SpindleNIO's `SpinHandler`: a loop per connection on its event loop.
     case spindleNIO = "spindle-nio"
+    /// The atoms scenarios' subject: a SpindleAtoms `AtomStore` holding the
+    /// scenario's graph of atoms.
+    case atoms
+    /// The atoms scenarios' yardstick: the same graph in plain OpenCombine
+    /// (Combine on Apple platforms): a `CurrentValueSubject` per state atom,
+    /// `map`, `removeDuplicates`, `combineLatest` and `multicast` for the
+    /// derived ones, `sink` for the watches. OpenCombine has no
+    /// `combineLatest`; the harness's own (`Support/CombineLatest.swift`)
+    /// stands in on Linux.
+    case combine
+    /// The same graph as `@Observable` models with computed properties, each
+    /// watch a `withObservationTracking` registered again after each change.
+    case observation
+    /// `spin-atom`: the loop is a `SpinAtom` in a store, with derived atoms
+    /// watching its state.
+    case watched
+    /// `spin-atom`'s yardstick: the same spin started directly, no store.
+    case unwatched
 
     /// The options of a loop of `Event`s for this engine; `ringCapacity`
     /// applies to `ring`. Called where `Event` is known (`ScenarioRun.start`),
@@ -48,7 +66,9 @@ enum Engine: String, CaseIterable, Sendable {
         case .lockfree: SpinOptions(queue: .lockFree)
         case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
         case .baseline: SpinOptions(queue: .custom(BaselineQueue<Event>.factory))
-        case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO: SpinOptions(executor: .sharedPool)
+        case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO,
+             .atoms, .combine, .observation, .watched, .unwatched:
+            SpinOptions(executor: .sharedPool)
         case .dedicated: SpinOptions(executor: .dedicatedThread)
         }
     }
@@ -70,6 +90,11 @@ enum Engine: String, CaseIterable, Sendable {
         case .plain: "yardstick: a plain NIO ChannelInboundHandler (the example server's plain mode; not Spindle)"
         case .byHand: "the spin's reducer and replies in a plain NIO handler, no loop (the example server's by-hand mode)"
         case .spindleNIO: "SpindleNIO's SpinHandler: a loop per connection on its event loop"
+        case .atoms: "SpindleAtoms: an AtomStore holding the scenario's graph of atoms"
+        case .combine: "yardstick: the same graph in plain OpenCombine (subjects, map, removeDuplicates, combineLatest, sink)"
+        case .observation: "the same graph as @Observable models, computed properties, withObservationTracking"
+        case .watched: "a SpinAtom's loop with 1,000 derived atoms watching its state"
+        case .unwatched: "yardstick: the same spin started directly, no atom store"
         }
     }
 }

@@ -33,7 +33,7 @@ struct Runner {
                 let run = ScenarioRun(
                     scenario: scenario.name, engine: engine, events: size,
                     ringCapacity: scenario.ringCapacity,
-                    timeout: timeout)
+                    timeout: timeout, quick: plan.quick)
                 PeakMemory.reset()
                 let startRSS = PeakMemory.resident()
                 var sample = try await scenario.measure(run)

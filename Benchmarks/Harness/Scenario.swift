@@ -10,6 +10,9 @@ struct ScenarioRun: Sendable {
     let ringCapacity: Int
     /// How long any wait inside the run may take before it fails.
     let timeout: Duration
+    /// A `--quick` run: a scenario whose shape is sized apart from its N
+    /// (`atoms-propagate`'s graph) takes its smoke shape.
+    var quick = false
 }
 
 extension ScenarioRun {
@@ -32,6 +35,9 @@ struct Sample: Sendable {
     var latency: LatencySummary? = nil
     /// Scenario-specific counts (e.g. cancel-storm's effect runs).
     var counters: [String: Int] = [:]
+    /// Scenario-specific figures that are not counts (e.g. recomputations
+    /// per set, a ratio).
+    var figures: [String: Double] = [:]
     /// Peak RSS during the run, and RSS when it started (after the reset);
     /// filled in by the runner.
     var peakRSSBytes: Int? = nil

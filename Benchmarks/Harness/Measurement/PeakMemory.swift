@@ -47,3 +47,15 @@ enum PeakMemory {
         return nil
     }
 }
+
+extension PeakMemory {
+    /// Bytes the allocator has handed out and not had back, every arena
+    /// (glibc `mallinfo2`; nil elsewhere). Unlike the RSS it falls when
+    /// memory is freed, so a leak shows in it and a past peak does not.
+    /// Walks every arena under its lock: for a before/after reading, not a
+    /// hot path.
+    static func heapInUse() -> Int? {
+        let bytes = bench_malloc_in_use_bytes()
+        return bytes >= 0 ? Int(bytes) : nil
+    }
+}

@@ -51,6 +51,14 @@ enum Format {
         String(format: "%.1f", Double(value) / 1_048_576)
     }
 
+    /// A figure that is not a count: "1,204", "733.4", "18.52", "0.9731".
+    static func figure(_ value: Double) -> String {
+        if value == value.rounded(), value >= 0, value < 1e15 { return count(Int(value)) }
+        if abs(value) >= 100 { return String(format: "%.1f", value) }
+        if abs(value) >= 1 { return String(format: "%.2f", value) }
+        return String(format: "%.4f", value)
+    }
+
     /// An event count: "2,000,000".
     static func count(_ value: Int) -> String {
         let digits = String(value)

@@ -8,7 +8,9 @@ import Foundation
 /// or null), latency_ns_min and latency_ns_max (the same keys, or null),
 /// allocations_per_event (or null), allocations and frees (medians, or
 /// null), peak_rss_bytes and peak_rss_growth_bytes (peak − RSS at the
-/// run's start; or null), counters ({} unless the scenario has some), date,
+/// run's start; or null), counters ({} unless the scenario has some),
+/// figures (the same for figures that are not counts: {} or, e.g.,
+/// {"recomputations_per_set": 18.5}), date,
 /// command, load_average (1-minute, when the run started),
 /// repetition_samples (each repetition's events_per_second, elapsed_ns,
 /// allocations, peak_rss_bytes, start_rss_bytes, latency_ns).
@@ -62,7 +64,7 @@ enum JSONReport {
             case allocations, frees
             case peakRSS = "peak_rss_bytes"
             case peakRSSGrowth = "peak_rss_growth_bytes"
-            case counters, date, command
+            case counters, figures, date, command
             case loadAverage = "load_average"
             case crossCoreRoundTrip = "cross_core_round_trip_ns"
             case queueCeilingEager = "c_queue_alone_eager_events_per_second"
@@ -94,6 +96,7 @@ enum JSONReport {
             try container.encode(row.peakRSSBytes, forKey: .peakRSS)
             try container.encode(row.peakRSSGrowthBytes, forKey: .peakRSSGrowth)
             try container.encode(row.counters, forKey: .counters)
+            try container.encode(row.figures, forKey: .figures)
             try container.encode(ISO8601DateFormatter().string(from: context.date), forKey: .date)
             try container.encode(context.command, forKey: .command)
             try container.encode(context.loadAverage, forKey: .loadAverage)

@@ -29,6 +29,8 @@ struct ResultRow: Sendable {
     let peakRSSGrowthBytes: Int?
     /// Median over repetitions of each scenario-specific counter.
     let counters: [String: Int]
+    /// Median over repetitions of each scenario-specific figure.
+    let figures: [String: Double]
     /// Median events/s over the scenario's yardstick engine's (`baseline`
     /// for the queue scenarios, `dispatch` for the many-loop ones), same
     /// scenario, same run.
@@ -75,6 +77,11 @@ struct ResultRow: Sendable {
             counters[key] = Int(Spread(samples.map { UInt64(max(0, $0.counters[key] ?? 0)) }).median)
         }
         self.counters = counters
+        var figures: [String: Double] = [:]
+        for key in Set(samples.flatMap(\.figures.keys)) {
+            figures[key] = Spread(samples.map { $0.figures[key] ?? 0 }).median
+        }
+        self.figures = figures
         self.samples = samples
     }
 }

@@ -31,9 +31,11 @@ struct ResultTable {
             ]
         }
         notes = results.compactMap { row in
-            guard !row.counters.isEmpty else { return nil }
-            let counters = row.counters.sorted { $0.key < $1.key }
-                .map { "\($0.key.replacingOccurrences(of: "_", with: " ")) \(Format.count($0.value))" }
+            guard !row.counters.isEmpty || !row.figures.isEmpty else { return nil }
+            let counts = row.counters.map { ($0.key, Format.count($0.value)) }
+            let figures = row.figures.map { ($0.key, Format.figure($0.value)) }
+            let counters = (counts + figures).sorted { $0.0 < $1.0 }
+                .map { "\($0.0.replacingOccurrences(of: "_", with: " ")) \($0.1)" }
                 .joined(separator: ", ")
             return "\(row.scenario) on \(row.engine) (median per repetition): \(counters)"
         }

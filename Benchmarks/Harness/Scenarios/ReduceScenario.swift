@@ -122,7 +122,8 @@ enum ReduceScenario {
         func batchReduced(_ batch: ReductionBatch) { events.add(batch.events, ordering: .relaxed) }
     }
 
-    private static let reducer = Reducer<ProducerCursors, ProducerEvent> { state, event in
+    /// The reduce scenarios' reducer (also `spin-atom`'s): accepts each event into the cursors.
+    static let reducer = Reducer<ProducerCursors, ProducerEvent> { state, event in
         var state = state
         switch event {
         case .item(let producer, let sequence): state.accept(producer: producer, sequence: sequence)

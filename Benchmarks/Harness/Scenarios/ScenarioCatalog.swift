@@ -21,6 +21,10 @@ enum ScenarioCatalog {
         IdleLoopsScenario.scenario,
         HotAndColdScenario.scenario,
         HTTPHandlerScenario.scenario,
+        AtomsPropagateScenario.scenario,
+        AtomsDiamondScenario.scenario,
+        AtomsChurnScenario.scenario,
+        SpinAtomScenario.scenario,
     ]
 
     static var names: [String] { all.map(\.name) }

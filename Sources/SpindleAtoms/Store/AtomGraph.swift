@@ -2,52 +2,53 @@
 /// operation leaves to do once the exclusion is left (deliveries, ends).
 ///
 /// Every member: guarded by the store's exclusion (``StoreCore``); the
-/// class is reached only through `StoreCore.perform`.
+/// class is reached only through `StoreCore.perform`. Its stored
+/// properties are `@exclusivity(unchecked)` for the reason `AnyAtomNode`'s are.
 final class AtomGraph {
     /// The core that owns the graph, for contexts and updaters (which hold
     /// it weakly: a task outliving its store does not keep it).
     unowned(unsafe) var core: StoreCore!
-    var nodes: [AtomKey: AnyAtomNode] = [:]
-    var overrides: AtomOverrides
-    var observers: [any AtomObserver]
-    var isClosed = false
+    @exclusivity(unchecked) var nodes: [AtomKey: AnyAtomNode] = [:]
+    @exclusivity(unchecked) var overrides: AtomOverrides
+    @exclusivity(unchecked) var observers: [any AtomObserver]
+    @exclusivity(unchecked) var isClosed = false
 
     // MARK: Propagation
 
     /// Counts updates; a node's scheduled/processed marks compare with it.
-    var epoch: UInt64 = 0
+    @exclusivity(unchecked) var epoch: UInt64 = 0
     /// Set while an update propagates; a set made then is deferred.
-    var propagating = false
+    @exclusivity(unchecked) var propagating = false
     /// Nodes to recompute, by height (each bucket keeps its capacity).
-    var buckets: [[AnyAtomNode]] = []
-    var pendingCount = 0
-    var lowestBucket = 0
+    @exclusivity(unchecked) var buckets: [[AnyAtomNode]] = []
+    @exclusivity(unchecked) var pendingCount = 0
+    @exclusivity(unchecked) var lowestBucket = 0
 
     // MARK: Computation
 
     /// The nodes being computed, outermost first (a watch of one is a cycle).
-    var computeStack: [AnyAtomNode] = []
+    @exclusivity(unchecked) var computeStack: [AnyAtomNode] = []
     /// What the computations in progress watched, each from its own base.
-    var recorded: [AnyAtomNode] = []
+    @exclusivity(unchecked) var recorded: [AnyAtomNode] = []
     /// Stamps for the marks that compare dependency lists.
-    var stamp: UInt64 = 0
+    @exclusivity(unchecked) var stamp: UInt64 = 0
 
     // MARK: What an operation leaves
 
     /// Deliveries to watchers and observers, in update order.
-    var outbox: [any AtomDelivery] = []
+    @exclusivity(unchecked) var outbox: [any AtomDelivery] = []
     /// The delivered batch's buffer, kept for the next one.
-    var spareOutbox: [any AtomDelivery] = []
+    @exclusivity(unchecked) var spareOutbox: [any AtomDelivery] = []
     /// Whether a thread is delivering: it delivers what others queue.
-    var delivering = false
+    @exclusivity(unchecked) var delivering = false
     /// Ends of values and terminations, run outside the exclusion.
-    var ends: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) var ends: [@Sendable () -> Void] = []
     /// Nodes that may have lost their last user in this operation.
-    var releaseCandidates: [AnyAtomNode] = []
+    @exclusivity(unchecked) var releaseCandidates: [AnyAtomNode] = []
     /// Sets made during a computation or propagation, applied after it.
-    var deferred: [(AtomGraph) -> Void] = []
+    @exclusivity(unchecked) var deferred: [(AtomGraph) -> Void] = []
     /// Nodes changed by the current update, for observers (only when there are some).
-    var changedNodes: [AnyAtomNode] = []
+    @exclusivity(unchecked) var changedNodes: [AnyAtomNode] = []
 
     init(overrides: AtomOverrides, observers: [any AtomObserver]) {
         self.overrides = overrides

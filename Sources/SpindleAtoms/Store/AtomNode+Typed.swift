@@ -1,6 +1,7 @@
 /// An atom's node with its value: what the store keeps for one atom.
 ///
-/// Every stored property: guarded by the store's exclusion.
+/// Every stored property: guarded by the store's exclusion
+/// (`@exclusivity(unchecked)`, as `AnyAtomNode`'s).
 final class AtomNode<A: Atom>: AnyAtomNode {
     typealias Value = A.Produced
 
@@ -10,9 +11,9 @@ final class AtomNode<A: Atom>: AnyAtomNode {
     /// (an `Equatable` value; nil otherwise).
     let isEqual: ((Value, Value) -> Bool)?
     /// The value; nil only before the first computation and after release.
-    var value: Value?
+    @exclusivity(unchecked) var value: Value?
     /// The watchers from outside the graph, in the order they came.
-    var watchers: [AtomWatcher<Value>] = []
+    @exclusivity(unchecked) var watchers: [AtomWatcher<Value>] = []
 
     init(atom: A, producer: AtomProducer<Value>) {
         self.atom = atom

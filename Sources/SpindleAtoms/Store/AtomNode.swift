@@ -2,45 +2,49 @@
 /// The value and what it needs live in ``AtomNode``, the typed subclass.
 ///
 /// Every stored property: guarded by the store's exclusion (``StoreCore``).
+/// `@exclusivity(unchecked)`: that exclusion already makes each access
+/// exclusive (one thread, and no access held across a call that could
+/// reach the same property), so the runtime's dynamic checks would only
+/// cost time on the propagation path.
 class AnyAtomNode {
     let key: AtomKey
     /// Kept while no watcher and no dependent holds the node.
     let keepAlive: Bool
     /// 1 + the largest height of its dependencies: a node is recomputed
     /// after every dependency of lower height in a propagation.
-    final var height = 0
+    @exclusivity(unchecked) final var height = 0
     /// What the last computation watched, in the order it watched them.
-    final var dependencies: [AnyAtomNode] = []
+    @exclusivity(unchecked) final var dependencies: [AnyAtomNode] = []
     /// What a task's body watched after the computation returned: kept until
     /// the node is released (the next task watches them again, and must
     /// find them in use).
-    final var lateDependencies: [AnyAtomNode] = []
+    @exclusivity(unchecked) final var lateDependencies: [AnyAtomNode] = []
     /// The nodes that watch this one (unordered).
-    final var dependents: [AnyAtomNode] = []
+    @exclusivity(unchecked) final var dependents: [AnyAtomNode] = []
     /// Watchers from outside the graph (store watches and test watches).
-    final var watcherCount = 0
+    @exclusivity(unchecked) final var watcherCount = 0
     /// Set while its value is being computed: a watch of it then is a cycle.
-    final var isComputing = false
+    @exclusivity(unchecked) final var isComputing = false
     /// The propagation that scheduled it, and the one that brought it up
     /// to date (pulled or recomputed in height order).
-    final var scheduledEpoch: UInt64 = 0
-    final var processedEpoch: UInt64 = 0
+    @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
+    @exclusivity(unchecked) final var processedEpoch: UInt64 = 0
     /// A stamp for the graph's walks: comparing dependency lists (a node
     /// watched twice in one computation is one edge), searching for a cycle.
-    final var mark: UInt64 = 0
+    @exclusivity(unchecked) final var mark: UInt64 = 0
     /// Where the node's computation in progress records its watches in the
     /// graph's `recorded` list.
-    final var recordBase = 0
+    @exclusivity(unchecked) final var recordBase = 0
     /// Counts the node's values; an updater made for an older one is stale.
-    final var generation: UInt64 = 0
-    final var isReleased = false
+    @exclusivity(unchecked) final var generation: UInt64 = 0
+    @exclusivity(unchecked) final var isReleased = false
     /// Whether the end-of-operation release check has it queued.
-    final var isReleaseCandidate = false
+    @exclusivity(unchecked) final var isReleaseCandidate = false
 
     /// Terminations added by the computation of the current value.
-    final var terminations: [@Sendable () -> Void] = []
+    @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
     /// What the computation keeps beside the value (a spin atom's loop).
-    final var resource: (any Sendable)?
+    @exclusivity(unchecked) final var resource: (any Sendable)?
 
     init(key: AtomKey, keepAlive: Bool) {
         self.key = key

@@ -72,14 +72,15 @@ final class StoreCore: @unchecked Sendable {
             return outcome
         }
         for end in ends { end() }
-        if !batch.isEmpty { deliver(batch) }
+        if !batch.isEmpty { deliver(&batch) }
         return try outcome.get()
     }
 
     /// Delivers `batch`, then what others queued meanwhile, until none is
-    /// left; the thread holds the delivering role throughout.
-    private func deliver(_ first: [any AtomDelivery]) {
-        var batch = first
+    /// left; the thread holds the delivering role throughout. In place: the
+    /// buffers go back to the graph with their capacity, so a steady
+    /// delivery allocates nothing.
+    private func deliver(_ batch: inout [any AtomDelivery]) {
         while true {
             for delivery in batch { delivery.deliver() }
             batch.removeAll(keepingCapacity: true)
