@@ -15,7 +15,11 @@
 /// and cancels the task); once the atom was computed again or released,
 /// `watch` reads without depending.
 public struct AtomTransactionContext: Sendable {
-    private weak var core: StoreCore?
+    /// Strong: a context that a task keeps after its store is released
+    /// keeps the closed core (every operation then throws
+    /// ``AtomError/storeClosed``); the node it holds lets go of its value,
+    /// and so of the task, when it is released or the store closes.
+    private let core: StoreCore
     private let guarded: GuardedNode<AnyAtomNode>
     private let generation: UInt64
 
@@ -26,8 +30,7 @@ public struct AtomTransactionContext: Sendable {
     }
 
     private func perform<Result>(_ body: (AtomGraph) throws(AtomError) -> Result) throws(AtomError) -> Result {
-        guard let core else { throw AtomError.storeClosed }
-        return try core.perform(body)
+        try core.perform(body)
     }
 
     /// The value of `atom`, which this atom now depends on.

@@ -106,8 +106,8 @@ final class AtomGraph {
         // found without hashing the key (its edge exists, so it closes no
         // cycle).
         let position = recorded.count &- node.recordBase
-        if position < node.dependencies.count,
-           let known = node.dependencies[position] as? AtomNode<A>,
+        if position < node.dependencies.count, node.dependencies[position].atomType == ObjectIdentifier(A.self),
+           case let known = unsafeDowncast(node.dependencies[position], to: AtomNode<A>.self),
            !known.isComputing, known.atom.key == atom.key {
             if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
             recorded.append(known)

@@ -8,6 +8,8 @@
 /// cost time on the propagation path.
 class AnyAtomNode {
     let key: AtomKey
+    /// The atom's type, to tell a node's kind without a dynamic cast.
+    let atomType: ObjectIdentifier
     /// Kept while no watcher and no dependent holds the node.
     let keepAlive: Bool
     /// 1 + the largest height of its dependencies: a node is recomputed
@@ -48,6 +50,7 @@ class AnyAtomNode {
 
     init(key: AtomKey, keepAlive: Bool) {
         self.key = key
+        atomType = key.type
         self.keepAlive = keepAlive
     }
 
