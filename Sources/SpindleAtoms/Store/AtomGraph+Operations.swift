@@ -7,11 +7,7 @@ extension AtomGraph {
             deferred.append { graph in graph.reportingFailure { () throws(AtomError) in try graph.set(value, for: atom) } }
             return
         }
-        let node = try resolve(atom)
-        beginUpdate()
-        node.processedEpoch = epoch
-        node.replaceValue(with: value, in: self)
-        endUpdate()
+        propagate(value, from: try resolve(atom))
     }
 
     /// Changes a state atom's value in place and propagates it.
@@ -23,10 +19,7 @@ extension AtomGraph {
         let node = try resolve(atom)
         var value = node.value!
         body(&value)
-        beginUpdate()
-        node.processedEpoch = epoch
-        node.replaceValue(with: value, in: self)
-        endUpdate()
+        propagate(value, from: node)
     }
 
     /// Computes an atom in use again (a state atom's default, a task run

@@ -299,6 +299,13 @@ final class AtomGraph {
             return
         }
         guard !node.isReleased, node.generation == generation else { return }
+        propagate(value, from: node)
+    }
+
+    /// One update from outside the graph: `node` takes `value` (it is up to
+    /// date in this update: no dependency of it changed), and what watches
+    /// it is recomputed if the value changed. A set, a modify and a feed.
+    func propagate<A: Atom>(_ value: A.Produced, from node: AtomNode<A>) {
         beginUpdate()
         node.processedEpoch = epoch
         node.replaceValue(with: value, in: self)

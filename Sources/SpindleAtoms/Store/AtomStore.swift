@@ -132,9 +132,7 @@ public final class AtomStore: Sendable {
     ///   is not in use (its loop is not running) or the store is closed.
     @discardableResult
     public func emit<A: SpinAtom>(_ event: A.Event, to atom: A) -> EmitResult {
-        let resource = try? core.perform { (graph: AtomGraph) throws(AtomError) in graph.resource(of: atom) }
-        guard let loop = resource.flatMap({ $0 }) as? SpinLoop<A.State, A.Event> else { return .stopped }
-        return loop.emit(event)
+        loop(of: atom)?.emit(event) ?? .stopped
     }
 
     /// The running loop of a spin atom in use, or nil.
