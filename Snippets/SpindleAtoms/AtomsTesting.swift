@@ -39,3 +39,16 @@ let quote = try await context.waitFor(QuoteAtom().phase) { !$0.isSuspending }
 precondition(quote.value == 42)
 context.unwatch(TaxedPriceAtom())  // released, with the price it watched
 // snippet.end
+
+// snippet.scoped
+// One screen of a program sees a price of its own; the rest of the store
+// is shared.
+let store = AtomStore()
+let preview = store.scoped(overriding: [AtomOverride(PriceAtom()) { _ in 1 }])
+let screen = try preview.watch(PriceAtom()) { price in print("preview's price:", price) }
+try preview.set(2, for: PriceAtom())      // the scope's own price
+let scopedPrice = try preview.read(PriceAtom())
+let sharedPrice = try store.read(PriceAtom())
+precondition(scopedPrice == 2 && sharedPrice == 100)
+screen.cancel()
+// snippet.end

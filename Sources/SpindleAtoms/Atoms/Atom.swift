@@ -36,16 +36,24 @@ extension Atom where Self: Hashable, Key == Self {
 /// terminations run, its task is cancelled, its loop stops.
 public protocol KeepAlive {}
 
-/// What identifies an atom in a store: its type and its key.
+/// What identifies an atom in a store: its type, its key, and the scope
+/// whose override it is (0: the store's own atom).
 ///
 /// Sendable by construction: the key inside is an ``Atom/Key``, which is
 /// `Sendable`; `AnyHashable` (not itself `Sendable`) only wraps it.
 struct AtomKey: Hashable, @unchecked Sendable {
     let type: ObjectIdentifier
     let key: AnyHashable
+    let scope: UInt64
 
-    init<A: Atom>(_ atom: A) {
+    init<A: Atom>(_ atom: A, scope: UInt64 = 0) {
         type = ObjectIdentifier(A.self)
         key = AnyHashable(atom.key)
+        self.scope = scope
+    }
+
+    /// The same atom, in whatever scope.
+    func isSameAtom(as other: AtomKey) -> Bool {
+        type == other.type && key == other.key
     }
 }

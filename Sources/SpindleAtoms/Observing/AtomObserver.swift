@@ -36,10 +36,15 @@ public struct AtomDescription: Sendable, Hashable, CustomStringConvertible {
         description = node.atomDescription
     }
 
-    /// Whether this describes `atom` (same type and key).
+    /// Whether this describes `atom` (same type and key), the store's
+    /// own or a scope's override of it.
     public func isDescribing<A: Atom>(_ atom: A) -> Bool {
-        key == AtomKey(atom)
+        key.isSameAtom(as: AtomKey(atom))
     }
+
+    /// Whether this is a scope's override of the atom (see
+    /// ``AtomStore/scoped(overriding:)``), not the store's own.
+    public var isScoped: Bool { key.scope != 0 }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.key == rhs.key }
     public func hash(into hasher: inout Hasher) { hasher.combine(key) }

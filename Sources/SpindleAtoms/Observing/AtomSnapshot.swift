@@ -11,7 +11,8 @@ public struct AtomSnapshot: Sendable {
 
     let entries: [AtomKey: Entry]
 
-    /// The value `atom` had, or nil if the store did not hold it.
+    /// The value `atom` had, or nil if the store did not hold it: the
+    /// store's own atom, not a scope's override of it.
     public func value<A: Atom>(of atom: A) -> A.Produced? {
         entries[AtomKey(atom)]?.value as? A.Produced
     }

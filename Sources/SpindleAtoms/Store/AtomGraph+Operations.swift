@@ -2,21 +2,27 @@
 extension AtomGraph {
     /// Sets a state atom's value and propagates it. Inside a computation
     /// or a propagation, it is applied after that, as an update of its own.
-    func set<A: StateAtom>(_ value: A.Value, for atom: A) throws(AtomError) {
+    func set<A: StateAtom>(_ value: A.Value, for atom: A, in scope: AtomScope? = nil) throws(AtomError) {
         if isBusy {
-            deferred.append { graph in graph.reportingFailure { () throws(AtomError) in try graph.set(value, for: atom) } }
+            deferred.append { graph in
+                graph.reportingFailure { () throws(AtomError) in try graph.set(value, for: atom, in: scope) }
+            }
             return
         }
-        propagate(value, from: try resolve(atom))
+        propagate(value, from: try resolve(atom, in: scope))
     }
 
     /// Changes a state atom's value in place and propagates it.
-    func modify<A: StateAtom>(_ atom: A, _ body: @escaping @Sendable (inout A.Value) -> Void) throws(AtomError) {
+    func modify<A: StateAtom>(
+        _ atom: A, in scope: AtomScope? = nil, _ body: @escaping @Sendable (inout A.Value) -> Void
+    ) throws(AtomError) {
         if isBusy {
-            deferred.append { graph in graph.reportingFailure { () throws(AtomError) in try graph.modify(atom, body) } }
+            deferred.append { graph in
+                graph.reportingFailure { () throws(AtomError) in try graph.modify(atom, in: scope, body) }
+            }
             return
         }
-        let node = try resolve(atom)
+        let node = try resolve(atom, in: scope)
         var value = node.value!
         body(&value)
         propagate(value, from: node)
@@ -25,13 +31,14 @@ extension AtomGraph {
     /// Computes an atom in use again (a state atom's default, a task run
     /// again) and propagates the new value; an atom not in use is computed
     /// as a read is. Returns the new value.
-    func refresh<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
+    func refresh<A: Atom>(_ atom: A, in scope: AtomScope? = nil) throws(AtomError) -> A.Produced {
         if isBusy {
-            deferred.append { graph in graph.reportingFailure { () throws(AtomError) in _ = try graph.refresh(atom) } }
-            return try read(atom)
+            deferred.append { graph in
+                graph.reportingFailure { () throws(AtomError) in _ = try graph.refresh(atom, in: scope) }
+            }
+            return try read(atom, in: scope)
         }
-        let key = AtomKey(atom)
-        guard let existing = nodes[key] else { return try read(atom) }
+        guard let existing = nodes[key(of: atom, in: scope)] else { return try read(atom, in: scope) }
         let node = unsafeDowncast(existing, to: AtomNode<A>.self)
         beginUpdate()
         node.processedEpoch = epoch
@@ -48,9 +55,10 @@ extension AtomGraph {
     /// Adds a watcher to `atom` (made if needed); `initial` gets the value
     /// it starts from, inside the operation (before any later delivery).
     func addWatcher<A: Atom>(
-        to atom: A, onUpdate: @escaping @Sendable (A.Produced) -> Void, initial: (A.Produced) -> Void
+        to atom: A, in scope: AtomScope? = nil,
+        onUpdate: @escaping @Sendable (A.Produced) -> Void, initial: (A.Produced) -> Void
     ) throws(AtomError) -> (node: AtomNode<A>, watcher: AtomWatcher<A.Produced>) {
-        let node = try resolve(atom)
+        let node = try resolve(atom, in: scope)
         let watcher = AtomWatcher(onUpdate: onUpdate)
         node.watchers.append(watcher)
         node.watcherCount += 1
@@ -70,8 +78,15 @@ extension AtomGraph {
 
     /// The resource kept beside `atom`'s value (a spin atom's loop), if
     /// the atom is in use.
-    func resource<A: Atom>(of atom: A) -> (any Sendable)? {
-        nodes[AtomKey(atom)]?.resource
+    func resource<A: Atom>(of atom: A, in scope: AtomScope? = nil) -> (any Sendable)? {
+        nodes[key(of: atom, in: scope)]?.resource
+    }
+
+    /// The key of `atom`'s node as seen from `scope`: the scope's own
+    /// when the scope overrides it.
+    func key<A: Atom>(of atom: A, in scope: AtomScope?) -> AtomKey {
+        if let scope, scope.overrides(atom) { return AtomKey(atom, scope: scope.id) }
+        return AtomKey(atom)
     }
 
     /// Writes a snapshot's restorable values back (the state atoms still in

@@ -63,9 +63,12 @@ final class AtomGraph {
     /// The node for `atom`, made and computed if the store has none; a
     /// node scheduled in the running propagation is brought up to date
     /// first. `watcher`, the node that is about to watch it, is checked for
-    /// a cycle.
-    func resolve<A: Atom>(_ atom: A, watcher: AnyAtomNode? = nil) throws(AtomError) -> AtomNode<A> {
-        let key = AtomKey(atom)
+    /// a cycle. In `scope`, an atom it overrides is the scope's own node.
+    func resolve<A: Atom>(
+        _ atom: A, watcher: AnyAtomNode? = nil, in scope: AtomScope? = nil
+    ) throws(AtomError) -> AtomNode<A> {
+        let scoped = scope?.producer(for: atom)
+        let key = scoped == nil ? AtomKey(atom) : AtomKey(atom, scope: scope!.id)
         if let existing = nodes[key] {
             let node = unsafeDowncast(existing, to: AtomNode<A>.self)
             if node.isComputing { throw cyclePath(closingAt: node) }
@@ -79,7 +82,7 @@ final class AtomGraph {
             return node
         }
         if isClosed { throw AtomError.storeClosed }
-        let node = AtomNode(atom: atom, producer: overrides.producer(for: atom) ?? atom.producer)
+        let node = AtomNode(atom: atom, key: key, producer: scoped ?? overrides.producer(for: atom) ?? atom.producer)
         nodes[key] = node
         node.processedEpoch = epoch
         do {
@@ -94,8 +97,8 @@ final class AtomGraph {
     }
 
     /// The value of `atom`, without watching it.
-    func read<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
-        try resolve(atom).value!
+    func read<A: Atom>(_ atom: A, in scope: AtomScope? = nil) throws(AtomError) -> A.Produced {
+        try resolve(atom, in: scope).value!
     }
 
     /// The value of `atom`, recorded as a dependency of `node`, which is

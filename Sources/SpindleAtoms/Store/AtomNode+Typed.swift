@@ -15,11 +15,11 @@ final class AtomNode<A: Atom>: AnyAtomNode {
     /// The watchers from outside the graph, in the order they came.
     @exclusivity(unchecked) var watchers: [AtomWatcher<Value>] = []
 
-    init(atom: A, producer: AtomProducer<Value>) {
+    init(atom: A, key: AtomKey, producer: AtomProducer<Value>) {
         self.atom = atom
         self.producer = producer
         isEqual = equality(for: Value.self)
-        super.init(key: AtomKey(atom), keepAlive: atom is any KeepAlive)
+        super.init(key: key, keepAlive: atom is any KeepAlive)
     }
 
     override var atomDescription: String { String(describing: atom) }

@@ -44,6 +44,19 @@ struct AtomOverrides: Sendable {
         byTarget[override.target] = override.value
     }
 
+    /// These overrides, then `inner`'s over them.
+    func merging(_ inner: AtomOverrides) -> AtomOverrides {
+        var merged = self
+        merged.byTarget.merge(inner.byTarget) { _, inner in inner }
+        return merged
+    }
+
+    /// Whether `atom` is overridden.
+    func contains<A: Atom>(_ atom: A) -> Bool {
+        !byTarget.isEmpty
+            && (byTarget[.atom(AtomKey(atom))] != nil || byTarget[.type(ObjectIdentifier(A.self))] != nil)
+    }
+
     /// The producer of `atom`'s overriding value, if it is overridden.
     func producer<A: Atom>(for atom: A) -> AtomProducer<A.Produced>? {
         if byTarget.isEmpty { return nil }
@@ -51,5 +64,20 @@ struct AtomOverrides: Sendable {
         guard let value = found as? @Sendable (A) -> A.Produced else { return nil }
         let own = atom.producer
         return AtomProducer(isRestorable: own.isRestorable, compute: { _ in value(atom) }, end: own.end)
+    }
+}
+
+/// A scope's overrides and the number that keeps its atoms apart from the
+/// store's (see ``AtomStore/scoped(overriding:)``).
+struct AtomScope: Sendable {
+    let id: UInt64
+    let overrides: AtomOverrides
+
+    func producer<A: Atom>(for atom: A) -> AtomProducer<A.Produced>? {
+        overrides.producer(for: atom)
+    }
+
+    func overrides<A: Atom>(_ atom: A) -> Bool {
+        overrides.contains(atom)
     }
 }

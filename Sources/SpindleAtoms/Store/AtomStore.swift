@@ -31,6 +31,8 @@ public import Spindle
 /// every atom; operations on a closed store throw ``AtomError/storeClosed``.
 public final class AtomStore: Sendable {
     let core: StoreCore
+    /// A scoped store's overrides (nil: the store itself).
+    let scope: AtomScope?
 
     /// Makes a store.
     /// - Parameters:
@@ -42,17 +44,49 @@ public final class AtomStore: Sendable {
         logger: Logger = Logger(label: "SpindleAtoms")
     ) {
         core = StoreCore(overrides: AtomOverrides(overrides), observers: observers, logger: logger)
+        scope = nil
+    }
+
+    private init(core: StoreCore, scope: AtomScope) {
+        self.core = core
+        self.scope = scope
     }
 
     deinit {
-        core.close()
+        if scope == nil { core.close() }
+    }
+
+    /// A view of this store in which `overrides` replace atoms' values:
+    /// the Atomic Architecture's scoped override (`AtomScope`), for one
+    /// screen, one request or one preview inside a program that shares
+    /// everything else.
+    ///
+    /// An atom the scope overrides is the scope's own: read, watched, set
+    /// or refreshed through the scoped store, it has a value of its own,
+    /// kept apart from the store's (and from other scopes') and released
+    /// when its last watcher goes. Every other atom is the store's: the
+    /// scoped store reads, watches and sets the same values as the store,
+    /// and an atom computed from an overridden one is computed in the store,
+    /// from the store's value — override it in the scope too when it must
+    /// see the scope's. A scope of a scope has both scopes' overrides (the
+    /// inner one's win where both override an atom).
+    ///
+    /// The scoped store shares the store's lifetime: releasing it releases
+    /// nothing but its watches; ``close()`` on it closes the whole store.
+    /// Observers see a scope's atoms (``AtomDescription/isScoped``).
+    ///
+    /// @Snippet(path: "Spindle/Snippets/SpindleAtoms/AtomsTesting", slice: "scoped")
+    public func scoped(overriding overrides: [AtomOverride]) -> AtomStore {
+        let inherited = scope?.overrides ?? AtomOverrides([])
+        let merged = inherited.merging(AtomOverrides(overrides))
+        return AtomStore(core: core, scope: AtomScope(id: core.makeScopeID(), overrides: merged))
     }
 
     /// The value of `atom`, without watching it: an atom not in use is
     /// computed and released again at once.
     /// - Throws: ``AtomError/cycle(path:)``, ``AtomError/storeClosed``.
     public func read<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
-        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.read(atom) }
+        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.read(atom, in: self.scope) }
     }
 
     /// Watches `atom`: `onUpdate` is called with each new value, until the
@@ -68,7 +102,7 @@ public final class AtomStore: Sendable {
     ) throws(AtomError) -> AtomSubscription<A.Produced> {
         var initial: A.Produced?
         let added = try core.perform { (graph: AtomGraph) throws(AtomError) in
-            try graph.addWatcher(to: atom, onUpdate: onUpdate) { initial = $0 }
+            try graph.addWatcher(to: atom, in: self.scope, onUpdate: onUpdate) { initial = $0 }
         }
         return AtomSubscription(core: core, node: added.node, watcher: added.watcher, initialValue: initial!)
     }
@@ -89,7 +123,9 @@ public final class AtomStore: Sendable {
         let added = try core.perform { (graph: AtomGraph) throws(AtomError) in
             // The first value is yielded inside the operation, before any
             // later one can be delivered.
-            try graph.addWatcher(to: atom, onUpdate: { continuation.yield($0) }) { continuation.yield($0) }
+            try graph.addWatcher(to: atom, in: self.scope, onUpdate: { continuation.yield($0) }) {
+                continuation.yield($0)
+            }
         }
         let subscription = AtomSubscription(core: core, node: added.node, watcher: added.watcher, initialValue: nil)
         continuation.onTermination = { _ in subscription.cancel() }
@@ -104,13 +140,13 @@ public final class AtomStore: Sendable {
     /// the update in progress, as an update of its own.
     /// - Throws: ``AtomError/storeClosed``; a cycle found while recomputing.
     public func set<A: StateAtom>(_ value: A.Value, for atom: A) throws(AtomError) {
-        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.set(value, for: atom) }
+        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.set(value, for: atom, in: self.scope) }
     }
 
     /// Changes a state atom's value in place, as ``set(_:for:)`` does.
     /// `body` runs inside the store's exclusion: keep it quick.
     public func modify<A: StateAtom>(_ atom: A, _ body: @escaping @Sendable (inout A.Value) -> Void) throws(AtomError) {
-        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.modify(atom, body) }
+        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.modify(atom, in: self.scope, body) }
     }
 
     /// Computes `atom` again now — a state atom's default, a task atom's
@@ -118,7 +154,7 @@ public final class AtomStore: Sendable {
     /// - Returns: the new value.
     @discardableResult
     public func refresh<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
-        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.refresh(atom) }
+        try core.perform { (graph: AtomGraph) throws(AtomError) in try graph.refresh(atom, in: self.scope) }
     }
 
     /// Puts `atom` back to its first value: a state atom to its default;
@@ -137,7 +173,7 @@ public final class AtomStore: Sendable {
 
     /// The running loop of a spin atom in use, or nil.
     public func loop<A: SpinAtom>(of atom: A) -> SpinLoop<A.State, A.Event>? {
-        let resource = try? core.perform { (graph: AtomGraph) throws(AtomError) in graph.resource(of: atom) }
+        let resource = try? core.perform { (graph: AtomGraph) throws(AtomError) in graph.resource(of: atom, in: self.scope) }
         return resource.flatMap({ $0 }) as? SpinLoop<A.State, A.Event>
     }
 

@@ -30,12 +30,19 @@ final class StoreCore: @unchecked Sendable {
     private let owner = ManagedAtomic<UInt>(0)
     /// Guarded by `mutex` (the owner thread only).
     private let graph: AtomGraph
+    /// The last number given to a scope.
+    private let lastScopeID = ManagedAtomic<UInt64>(0)
     let logger: Logger
 
     init(overrides: AtomOverrides, observers: [any AtomObserver], logger: Logger) {
         graph = AtomGraph(overrides: overrides, observers: observers)
         self.logger = logger
         graph.core = self
+    }
+
+    /// A number for a new scope, unique in this store (never 0, the store's own).
+    func makeScopeID() -> UInt64 {
+        lastScopeID.wrappingIncrementThenLoad(ordering: .relaxed)
     }
 
     /// Runs `body` on the graph with the exclusion, then the operation's
