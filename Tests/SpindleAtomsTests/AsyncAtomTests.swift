@@ -117,6 +117,34 @@ func first<Value: Sendable>(_ values: AsyncStream<Value>, where accept: (Value) 
         #expect(await eventually { loop.isStopped })
     }
 
+    /// Unpaced (each latest state taken as soon as the last is in) and paced
+    /// to a thousandth of a core: either way, watchers get to every state the
+    /// loop ends a burst on, in increasing order.
+    @Test(arguments: [1.0, 0.001])
+    func aSpinAtomsWatchersReachEachBurstsLastStateWhateverItsIntakeLoad(load: Double) async throws {
+        struct Paced: SpinAtom, Hashable {
+            let maximumIntakeLoad: Double
+            func spin(context: Context) -> Spin<Int, Int> {
+                Spin(initialState: 0, feedbacks: [], reducer: Reducer { state, event in state + event })
+            }
+        }
+        let atom = Paced(maximumIntakeLoad: load)
+        let store = AtomStore()
+        let seen = Recorder<Int>()
+        let values = try store.values(of: atom)
+        var iterator = values.makeAsyncIterator()
+        for burst in 1...3 {
+            for _ in 0..<1_000 { #expect(store.emit(1, to: atom) == .accepted) }
+            while let value = await iterator.next() {
+                seen.append(value)
+                if value == burst * 1_000 { break }
+            }
+        }
+        #expect(zip(seen.values, seen.values.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(seen.values.last == 3_000)
+        store.close()
+    }
+
     @Test func aSpinAtomIsStoppedWhenReleased() async throws {
         let store = AtomStore()
         let subscription = try store.watch(Counting()) { _ in }

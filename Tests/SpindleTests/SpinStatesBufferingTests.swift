@@ -100,4 +100,30 @@ import SpindleTestSupport
         await loop.stop()
         #expect(await iterator.next() == nil)
     }
+
+    /// A `.latest` subscriber alone (the runner collects no states for it:
+    /// it is given each batch's last state), subscribed while the loop is
+    /// busy: it begins from the state of the moment it joined, reads in
+    /// order, and ends on the final state; the loop's own state is exact.
+    @Test(arguments: allExecutors)
+    func aLatestSubscriberAloneJoiningABusyLoopEndsOnTheFinalState(executor: ExecutorKind) async throws {
+        try await executor.withExecutor { executor in
+            let count = 50_000
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+                .start(options: SpinOptions(executor: executor))
+            for _ in 0..<(count / 2) { loop.emit(.increment) }
+            let states = loop.states(bufferingPolicy: .latest)
+            let consumer = Task {
+                var seen: [Int] = []
+                for await state in states { seen.append(state) }
+                return seen
+            }
+            for _ in 0..<(count / 2) { loop.emit(.increment) }
+            await loop.stop()
+            let seen = await consumer.value
+            #expect(seen.last == count, "the final state is always delivered")
+            #expect(zip(seen, seen.dropFirst()).allSatisfy { $0 < $1 }, "states in reduction order")
+            #expect(loop.state == count)
+        }
+    }
 }

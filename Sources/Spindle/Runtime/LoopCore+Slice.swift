@@ -15,7 +15,9 @@ extension LoopCore {
             // Checked every slice, so a discarding stop takes effect at once.
             runner.discardedCount &+= throwAwayQueued(max: budget)
         } else {
-            runner.collecting = runner.hasEveryStateQueuedWorkers || (observers?.isObserved.load(ordering: .relaxed) ?? false)
+            // Observers of the latest state only are given the batch's last
+            // state (`publish`): nothing to collect for them.
+            runner.collecting = runner.hasEveryStateQueuedWorkers || observersNeedEveryState
             let reduced: Int
             if let hub {
                 reduced = reduceBatchObserved(max: budget, hub: hub)
@@ -81,7 +83,9 @@ extension LoopCore {
         if runner.observerBaseIndex < 0, observersPending {
             runner.observerBaseIndex = runner.batchStates.count
             runner.observerBaseState = state
-            runner.collecting = true
+            // Read after `hasPending`, stored before it: a joining observer
+            // that keeps every state is seen here.
+            if observersNeedEveryState { runner.collecting = true }
         }
         reduceFunction(&statePointer.pointee, payload)
         runner.reducedCount &+= 1
@@ -100,7 +104,9 @@ extension LoopCore {
         if runner.observerBaseIndex < 0, observersPending {
             runner.observerBaseIndex = runner.batchStates.count
             runner.observerBaseState = state
-            runner.collecting = true
+            // Read after `hasPending`, stored before it: a joining observer
+            // that keeps every state is seen here.
+            if observersNeedEveryState { runner.collecting = true }
         }
         if let reduceRunFunction, !runner.hasInlineWorkers, !runner.collecting {
             reduceRunFunction(&statePointer.pointee, first, count)
@@ -229,10 +235,14 @@ extension LoopCore {
         counters.reduced.store(runner.reducedCount, ordering: .releasing)
         if newStates { publishToFeedbacks() }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
-            if runner.observerBaseIndex < 0 {
-                observers.deliver(runner.batchStates.elements, pendingFrom: runner.batchStates.count, firstState: state)
+            if runner.collecting {
+                if runner.observerBaseIndex < 0 {
+                    observers.deliver(runner.batchStates.elements, pendingFrom: runner.batchStates.count, firstState: state)
+                } else {
+                    observers.deliver(runner.batchStates.elements, pendingFrom: runner.observerBaseIndex, firstState: runner.observerBaseState)
+                }
             } else {
-                observers.deliver(runner.batchStates.elements, pendingFrom: runner.observerBaseIndex, firstState: runner.observerBaseState)
+                publishLatest(to: observers, newStates: newStates)
             }
         }
         runner.observerBaseIndex = -1
@@ -240,6 +250,20 @@ extension LoopCore {
         // asks the runtime for the batch's generic metadata (this code is
         // unspecialized): a lookup per slice of every loop otherwise.
         if runner.collecting { runner.batchStates.removeAll() }
+    }
+
+    /// The batch's last state, for observers that keep only the latest: the
+    /// one-state batch, the state a joining observer began from first.
+    private func publishLatest(to observers: StateObservers<State>, newStates: Bool) {
+        let current = state
+        withUnsafePointer(to: current) { last in
+            let batch = UnsafeBufferPointer(start: last, count: newStates ? 1 : 0)
+            if runner.observerBaseIndex < 0 {
+                observers.deliver(batch, pendingFrom: batch.count, firstState: current)
+            } else {
+                observers.deliver(batch, pendingFrom: 0, firstState: runner.observerBaseState)
+            }
+        }
     }
 
     private func publishToFeedbacks() {

@@ -339,6 +339,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             && observerStorage!.hasPending.load(ordering: .relaxed)
     }
 
+    /// Whether a `states` observer keeps more than the latest state, so
+    /// that each state of a batch must be collected for it.
+    var observersNeedEveryState: Bool {
+        observers?.needsEveryState.load(ordering: .relaxed) ?? false
+    }
+
     /// Subscriptions that still receive states. Any thread.
     var stateSubscriberCount: Int {
         completion.withLock { _ in observerStorage }?.count ?? 0

@@ -16,6 +16,9 @@ final class StateObservers<State: Sendable>: Sendable {
         var pending: [UInt64: StateSubscription<State>] = [:]
         var nextID: UInt64 = 0
         var finalState: State?
+        /// The subscriptions (active or pending) that keep more than the
+        /// latest state.
+        var everyState: Set<UInt64> = []
     }
 
     // protected by lock
@@ -28,6 +31,11 @@ final class StateObservers<State: Sendable>: Sendable {
     let isObserved = UnsafeAtomic<Bool>.create(false)
     /// atomic: any thread. True while an observer waits for its first state.
     let hasPending = UnsafeAtomic<Bool>.create(false)
+    /// atomic: any thread. True while an observer keeps more than the latest
+    /// state (a limit above 1), so that the reducer must collect each state
+    /// of a batch; observers of the latest state only are given the batch's
+    /// last state, which is all they would keep. Stored before `hasPending`.
+    let needsEveryState = UnsafeAtomic<Bool>.create(false)
     // Runner only (`deliver` runs on the loop's one runner at a time, and
     // the scheduling protocol orders consecutive runners): the scratch list
     // of the subscriptions a delivery hands states to outside the lock.
@@ -36,6 +44,7 @@ final class StateObservers<State: Sendable>: Sendable {
     deinit {
         isObserved.destroy()
         hasPending.destroy()
+        needsEveryState.destroy()
     }
 
     /// A new stream of states, keeping at most `limit` waiting (the newest;
@@ -52,6 +61,10 @@ final class StateObservers<State: Sendable>: Sendable {
                 return (subscription, false)
             }
             storage.pending[id] = subscription
+            if limit > 1 {
+                storage.everyState.insert(id)
+                needsEveryState.store(true, ordering: .sequentiallyConsistent)
+            }
             isObserved.store(true, ordering: .sequentiallyConsistent)
             hasPending.store(true, ordering: .sequentiallyConsistent)
             return (subscription, true)
@@ -69,6 +82,9 @@ final class StateObservers<State: Sendable>: Sendable {
         storage.withLock { storage in
             storage.active[id] = nil
             storage.pending[id] = nil
+            if storage.everyState.remove(id) != nil, storage.everyState.isEmpty {
+                needsEveryState.store(false, ordering: .relaxed)
+            }
             isObserved.store(!storage.active.isEmpty || !storage.pending.isEmpty, ordering: .relaxed)
         }
     }
@@ -118,6 +134,8 @@ final class StateObservers<State: Sendable>: Sendable {
             storage.active.removeAll()
             storage.pending.removeAll()
             storage.finalState = final
+            storage.everyState.removeAll()
+            needsEveryState.store(false, ordering: .relaxed)
             isObserved.store(false, ordering: .relaxed)
             hasPending.store(false, ordering: .relaxed)
             return lists

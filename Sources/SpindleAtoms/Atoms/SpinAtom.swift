@@ -30,10 +30,18 @@ public protocol SpinAtom: Atom where Produced == State {
     /// The loop's options (its executor, queue, observers); the default
     /// options by default.
     var options: SpinOptions { get }
+
+    /// The largest share of one core (above 0, at most 1) that taking the
+    /// loop's states into the graph may use; 0.05 by default. 1 takes each
+    /// latest state as soon as the last one is in: a flooded loop then
+    /// shares its cores with the graph.
+    var maximumIntakeLoad: Double { get }
 }
 
 extension SpinAtom {
     public var options: SpinOptions { SpinOptions() }
+
+    public var maximumIntakeLoad: Double { 0.05 }
 
     public var producer: AtomProducer<State> {
         AtomProducer { context throws(AtomError) in
@@ -48,8 +56,18 @@ extension SpinAtom {
             try context.keepResource(loop)
             let updater = try context.updater(of: Produced.self)
             let states = loop.states(bufferingPolicy: .latest)
+            let load = Swift.min(Swift.max(self.maximumIntakeLoad, 0.001), 1)
             let task = Task {
-                for await state in states { updater.update(state) }
+                let clock = ContinuousClock()
+                for await state in states {
+                    let began = clock.now
+                    updater.update(state)
+                    guard load < 1 else { continue }
+                    // The graph's work on this state, stretched to `load`
+                    // of the time until the next one is taken.
+                    let pause = (clock.now - began) * ((1 - load) / load)
+                    try? await Task.sleep(for: pause)
+                }
             }
             context.addTermination {
                 loop.requestStop(.drain)

@@ -23,7 +23,7 @@ extension AtomGraph {
             return
         }
         let node = try resolve(atom, in: scope)
-        var value = node.value!
+        var value = node.value
         body(&value)
         propagate(value, from: node)
     }
@@ -39,7 +39,7 @@ extension AtomGraph {
             return try read(atom, in: scope)
         }
         guard let existing = nodes[key(of: atom, in: scope)] else { return try read(atom, in: scope) }
-        let node = unsafeDowncast(existing, to: AtomNode<A>.self)
+        let node = unsafeDowncast(existing, to: NodeOf<A>.self)
         beginUpdate()
         node.processedEpoch = epoch
         do {
@@ -49,7 +49,7 @@ extension AtomGraph {
             throw error
         }
         endUpdate()
-        return node.value!
+        return node.value
     }
 
     /// Adds a watcher to `atom` (made if needed); `initial` gets the value
@@ -57,18 +57,18 @@ extension AtomGraph {
     func addWatcher<A: Atom>(
         to atom: A, in scope: AtomScope? = nil,
         onUpdate: @escaping @Sendable (A.Produced) -> Void, initial: (A.Produced) -> Void
-    ) throws(AtomError) -> (node: AtomNode<A>, watcher: AtomWatcher<A.Produced>) {
+    ) throws(AtomError) -> (node: NodeOf<A>, watcher: AtomWatcher<A.Produced>) {
         let node = try resolve(atom, in: scope)
         let watcher = AtomWatcher(onUpdate: onUpdate)
         node.watchers.append(watcher)
         node.watcherCount += 1
-        initial(node.value!)
+        initial(node.value)
         return (node, watcher)
     }
 
     /// Removes a watcher; the atom is released at the end of the operation
     /// if nothing else uses it.
-    func removeWatcher<A: Atom>(_ watcher: AtomWatcher<A.Produced>, from node: AtomNode<A>) {
+    func removeWatcher<A: Atom>(_ watcher: AtomWatcher<A.Produced>, from node: NodeOf<A>) {
         watcher.cancel()
         guard !node.isReleased, let index = node.watchers.firstIndex(where: { $0 === watcher }) else { return }
         node.watchers.remove(at: index)

@@ -36,9 +36,9 @@ final class AtomGraph {
     // MARK: What an operation leaves
 
     /// Deliveries to watchers and observers, in update order.
-    @exclusivity(unchecked) var outbox: [any AtomDelivery] = []
+    @exclusivity(unchecked) var outbox: [AtomDelivery] = []
     /// The delivered batch's buffer, kept for the next one.
-    @exclusivity(unchecked) var spareOutbox: [any AtomDelivery] = []
+    @exclusivity(unchecked) var spareOutbox: [AtomDelivery] = []
     /// Whether a thread is delivering: it delivers what others queue.
     @exclusivity(unchecked) var delivering = false
     /// Ends of values and terminations, run outside the exclusion.
@@ -66,11 +66,11 @@ final class AtomGraph {
     /// a cycle. In `scope`, an atom it overrides is the scope's own node.
     func resolve<A: Atom>(
         _ atom: A, watcher: AnyAtomNode? = nil, in scope: AtomScope? = nil
-    ) throws(AtomError) -> AtomNode<A> {
+    ) throws(AtomError) -> NodeOf<A> {
         let scoped = scope?.producer(for: atom)
         let key = scoped == nil ? AtomKey(atom) : AtomKey(atom, scope: scope!.id)
         if let existing = nodes[key] {
-            let node = unsafeDowncast(existing, to: AtomNode<A>.self)
+            let node = unsafeDowncast(existing, to: NodeOf<A>.self)
             if node.isComputing { throw cyclePath(closingAt: node) }
             if let watcher, !watcher.dependents.isEmpty, node.height >= watcher.height,
                let path = dependencyPath(from: node, to: watcher) {
@@ -98,7 +98,7 @@ final class AtomGraph {
 
     /// The value of `atom`, without watching it.
     func read<A: Atom>(_ atom: A, in scope: AtomScope? = nil) throws(AtomError) -> A.Produced {
-        try resolve(atom, in: scope).value!
+        try resolve(atom, in: scope).value
     }
 
     /// The value of `atom`, recorded as a dependency of `node`, which is
@@ -110,16 +110,16 @@ final class AtomGraph {
         // cycle).
         let position = recorded.count &- node.recordBase
         if position < node.dependencies.count, node.dependencies[position].atomType == ObjectIdentifier(A.self),
-           case let known = unsafeDowncast(node.dependencies[position], to: AtomNode<A>.self),
+           case let known = unsafeDowncast(node.dependencies[position], to: NodeOf<A>.self),
            !known.isComputing, known.atom.key == atom.key {
             if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
             recorded.append(known)
-            return known.value!
+            return known.value
         }
         let dependency = try resolve(atom, watcher: node)
         recorded.append(dependency)
         if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
-        return dependency.value!
+        return dependency.value
     }
 
     /// The value of `atom`, made a dependency of `node` after its
@@ -132,7 +132,7 @@ final class AtomGraph {
             dependency.dependents.append(node)
             if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
         }
-        return dependency.value!
+        return dependency.value
     }
 
     /// Runs `body` as `node`'s computation: marks it computing, records
@@ -288,7 +288,7 @@ final class AtomGraph {
     }
 
     /// An updater that feeds `node`'s value of `generation` later values.
-    func updater<A: Atom>(for node: AtomNode<A>, generation: UInt64) -> AtomUpdater<A.Produced> {
+    func updater<A: Atom>(for node: NodeOf<A>, generation: UInt64) -> AtomUpdater<A.Produced> {
         let guarded = GuardedNode(node: node)
         return AtomUpdater<A.Produced>(core: core) { graph, value in
             graph.feed(guarded.node, generation: generation, value: value)
@@ -296,7 +296,7 @@ final class AtomGraph {
     }
 
     /// A value from the work that feeds `node`, for the value of `generation`.
-    func feed<A: Atom>(_ node: AtomNode<A>, generation: UInt64, value: A.Produced) {
+    func feed<A: Atom>(_ node: NodeOf<A>, generation: UInt64, value: A.Produced) {
         if isBusy {
             deferred.append { graph in graph.feed(node, generation: generation, value: value) }
             return
@@ -308,7 +308,7 @@ final class AtomGraph {
     /// One update from outside the graph: `node` takes `value` (it is up to
     /// date in this update: no dependency of it changed), and what watches
     /// it is recomputed if the value changed. A set, a modify and a feed.
-    func propagate<A: Atom>(_ value: A.Produced, from node: AtomNode<A>) {
+    func propagate<A: Atom>(_ value: A.Produced, from node: NodeOf<A>) {
         beginUpdate()
         node.processedEpoch = epoch
         node.replaceValue(with: value, in: self)
@@ -353,7 +353,7 @@ final class AtomGraph {
         node.release(in: self)
         if !observers.isEmpty {
             let atom = AtomDescription(node)
-            for observer in observers { outbox.append(ObserverDelivery(observer: observer, event: .released(atom))) }
+            tellObservers(.released(atom))
         }
     }
 
@@ -362,16 +362,18 @@ final class AtomGraph {
     func assigned(_ node: AnyAtomNode) {
         guard !observers.isEmpty else { return }
         let atom = AtomDescription(node)
-        for observer in observers { outbox.append(ObserverDelivery(observer: observer, event: .assigned(atom))) }
+        tellObservers(.assigned(atom))
+    }
+
+    private func tellObservers(_ event: ObserverDelivery.Event) {
+        for observer in observers { outbox.append(.observer(ObserverDelivery(observer: observer, event: event))) }
     }
 
     private func notifyChanged() {
         let snapshot = makeSnapshot()
         for node in changedNodes where !node.isReleased {
             let atom = AtomDescription(node)
-            for observer in observers {
-                outbox.append(ObserverDelivery(observer: observer, event: .changed(atom, snapshot)))
-            }
+            tellObservers(.changed(atom, snapshot))
         }
         changedNodes.removeAll(keepingCapacity: true)
     }
@@ -387,7 +389,7 @@ final class AtomGraph {
     }
 
     func report(_ error: AtomError) {
-        for observer in observers { outbox.append(ObserverDelivery(observer: observer, event: .failed(error))) }
+        tellObservers(.failed(error))
         core.logFailure(error)
     }
 

@@ -1,17 +1,27 @@
+/// The node of atom type `A`.
+typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
+
 /// An atom's node with its value: what the store keeps for one atom.
+///
+/// `Value` is `A.Produced`, a generic parameter of its own: the class's
+/// unspecialized code finds its metadata in the class's, where an
+/// associated type would be looked up in `A`'s conformance at each use.
 ///
 /// Every stored property: guarded by the store's exclusion
 /// (`@exclusivity(unchecked)`, as `AnyAtomNode`'s).
-final class AtomNode<A: Atom>: AnyAtomNode {
-    typealias Value = A.Produced
+final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == Value {
 
     let atom: A
     let producer: AtomProducer<Value>
     /// Whether a new value equal to the old one stops propagation here
     /// (an `Equatable` value; nil otherwise).
     let isEqual: ((Value, Value) -> Bool)?
-    /// The value; nil only before the first computation and after release.
-    @exclusivity(unchecked) var value: Value?
+    /// The value's storage, initialized while `hasValue`: before the first
+    /// computation and after release it holds none. Not a stored
+    /// `Value?`: in this generic code every access to an optional of the
+    /// value's type asks the runtime for that optional's metadata.
+    private let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    @exclusivity(unchecked) private(set) var hasValue = false
     /// The watchers from outside the graph, in the order they came.
     @exclusivity(unchecked) var watchers: [AtomWatcher<Value>] = []
 
@@ -22,13 +32,39 @@ final class AtomNode<A: Atom>: AnyAtomNode {
         super.init(key: key, keepAlive: atom is any KeepAlive)
     }
 
+    deinit {
+        clearValue()
+        slot.deallocate()
+    }
+
     override var atomDescription: String { String(describing: atom) }
+
+    /// The value: the node has one (it was computed and not released).
+    var value: Value {
+        precondition(hasValue, "SpindleAtoms: the value of \(atom), which has none")
+        return slot.pointee
+    }
+
+    private func storeValue(_ newValue: Value) {
+        if hasValue {
+            slot.pointee = newValue
+        } else {
+            slot.initialize(to: newValue)
+            hasValue = true
+        }
+    }
+
+    private func clearValue() {
+        guard hasValue else { return }
+        slot.deinitialize(count: 1)
+        hasValue = false
+    }
 
     /// The first computation, for a node that was just made.
     func computeFirst(in graph: AtomGraph) throws(AtomError) {
         generation &+= 1
         let made = try graph.compute(self, producer.compute)
-        value = made
+        storeValue(made)
         graph.assigned(self)
     }
 
@@ -58,12 +94,16 @@ final class AtomNode<A: Atom>: AnyAtomNode {
     /// it changed. Returns whether it changed.
     @discardableResult
     func replaceValue(with newValue: Value, in graph: AtomGraph) -> Bool {
-        let old = value
+        guard hasValue else {
+            storeValue(newValue)
+            return true
+        }
+        let old = slot.pointee
         endValue(old, in: graph)
-        value = newValue
-        if let old, let isEqual, isEqual(old, newValue) { return false }
+        slot.pointee = newValue
+        if let isEqual, isEqual(old, newValue) { return false }
         for watcher in watchers {
-            graph.outbox.append(WatcherDelivery(watcher: watcher, value: newValue))
+            graph.outbox.append(.watcher(watcher, newValue))
         }
         graph.changed(self)
         return true
@@ -72,17 +112,17 @@ final class AtomNode<A: Atom>: AnyAtomNode {
     /// Queues the end of what `old` held (its producer's `end`: a task
     /// cancelled). Terminations belong to a computation: they end with the
     /// next one, or with the release.
-    private func endValue(_ old: Value?, in graph: AtomGraph) {
-        if let old, let end = producer.end {
+    private func endValue(_ old: Value, in graph: AtomGraph) {
+        if let end = producer.end {
             graph.ends.append { end(old) }
         }
     }
 
     override func release(in graph: AtomGraph) {
-        endValue(value, in: graph)
+        if hasValue { endValue(slot.pointee, in: graph) }
         graph.ends.append(contentsOf: terminations)
         terminations.removeAll()
-        value = nil
+        clearValue()
         resource = nil
         for watcher in watchers { watcher.cancel() }
         watchers.removeAll()
@@ -94,7 +134,8 @@ final class AtomNode<A: Atom>: AnyAtomNode {
     }
 
     override func snapshotEntry() -> AtomSnapshot.Entry {
-        AtomSnapshot.Entry(description: atomDescription, value: value, isRestorable: producer.isRestorable)
+        AtomSnapshot.Entry(
+            description: atomDescription, value: hasValue ? slot.pointee : nil, isRestorable: producer.isRestorable)
     }
 
     override func restore(_ entry: AtomSnapshot.Entry, in graph: AtomGraph) -> Bool {

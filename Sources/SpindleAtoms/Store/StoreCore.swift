@@ -49,13 +49,24 @@ final class StoreCore: @unchecked Sendable {
     /// deferred sets and releases; after leaving it, the ends and the
     /// deliveries. Called again from inside an operation on the same
     /// thread, it runs `body` within that operation.
+    @inline(__always)
     func perform<Result>(_ body: (AtomGraph) throws(AtomError) -> Result) throws(AtomError) -> Result {
         let thread = currentThreadID()
         if owner.load(ordering: .relaxed) == thread {
             return try body(graph)
         }
+        return try performExclusively(thread: thread, body)
+    }
+
+    /// `perform` from outside an operation: apart, so that the nested path
+    /// (a computation's watch) does not pay for this one's generic result
+    /// type, whose metadata the runtime looks up.
+    @inline(never)
+    private func performExclusively<Result>(
+        thread: UInt, _ body: (AtomGraph) throws(AtomError) -> Result
+    ) throws(AtomError) -> Result {
         var ends: [@Sendable () -> Void] = []
-        var batch: [any AtomDelivery] = []
+        var batch: [AtomDelivery] = []
         let outcome: Swift.Result<Result, AtomError> = mutex.withLock { _ in
             owner.store(thread, ordering: .relaxed)
             defer { owner.store(0, ordering: .relaxed) }
@@ -87,7 +98,7 @@ final class StoreCore: @unchecked Sendable {
     /// left; the thread holds the delivering role throughout. In place: the
     /// buffers go back to the graph with their capacity, so a steady
     /// delivery allocates nothing.
-    private func deliver(_ batch: inout [any AtomDelivery]) {
+    private func deliver(_ batch: inout [AtomDelivery]) {
         while true {
             for delivery in batch { delivery.deliver() }
             batch.removeAll(keepingCapacity: true)
