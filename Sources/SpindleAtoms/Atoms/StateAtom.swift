@@ -11,7 +11,17 @@ public protocol StateAtom: Atom where Produced == Value {
 }
 
 extension StateAtom {
+    @inlinable
     public var producer: AtomProducer<Value> {
         AtomProducer(isRestorable: true) { context throws(AtomError) in try self.defaultValue(context: context) }
+    }
+}
+
+extension StateAtom where Value: Equatable {
+    @inlinable
+    public var producer: AtomProducer<Value> {
+        AtomProducer(isRestorable: true, isEqual: { $0 == $1 }) { context throws(AtomError) in
+            try self.defaultValue(context: context)
+        }
     }
 }

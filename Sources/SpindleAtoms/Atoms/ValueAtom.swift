@@ -13,7 +13,15 @@ public protocol ValueAtom: Atom where Produced == Value {
 }
 
 extension ValueAtom {
+    @inlinable
     public var producer: AtomProducer<Value> {
         AtomProducer { context throws(AtomError) in try self.value(context: context) }
+    }
+}
+
+extension ValueAtom where Value: Equatable {
+    @inlinable
+    public var producer: AtomProducer<Value> {
+        AtomProducer(isEqual: { $0 == $1 }) { context throws(AtomError) in try self.value(context: context) }
     }
 }

@@ -15,22 +15,21 @@
 /// and cancels the task); once the atom was computed again or released,
 /// `watch` reads without depending.
 public struct AtomTransactionContext: Sendable {
-    /// Strong: a context that a task keeps after its store is released
-    /// keeps the closed core (every operation then throws
-    /// ``AtomError/storeClosed``); the node it holds lets go of its value,
-    /// and so of the task, when it is released or the store closes.
-    private let core: StoreCore
+    /// The node computing; through it, the store's core (which a context
+    /// that a task keeps after its store is released keeps, closed: every
+    /// operation then throws ``AtomError/storeClosed``). The node lets go
+    /// of its value, and so of the task, when it is released or the store
+    /// closes.
     private let guarded: GuardedNode<AnyAtomNode>
     private let generation: UInt64
 
-    init(core: StoreCore, node: AnyAtomNode, generation: UInt64) {
-        self.core = core
+    init(node: AnyAtomNode, generation: UInt64) {
         guarded = GuardedNode(node: node)
         self.generation = generation
     }
 
     private func perform<Result>(_ body: (AtomGraph) throws(AtomError) -> Result) throws(AtomError) -> Result {
-        try core.perform(body)
+        try guarded.node.core.perform(body)
     }
 
     /// The value of `atom`, which this atom now depends on.

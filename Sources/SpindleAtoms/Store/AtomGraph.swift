@@ -26,8 +26,10 @@ final class AtomGraph {
 
     // MARK: Computation
 
-    /// The nodes being computed, outermost first (a watch of one is a cycle).
-    @exclusivity(unchecked) var computeStack: [AnyAtomNode] = []
+    /// The innermost node being computed; each computing node links to the
+    /// one whose computation made it compute (a watch of one is a cycle).
+    /// Unowned: a computing node is held by the computation's caller.
+    @exclusivity(unchecked) unowned(unsafe) var computing: AnyAtomNode?
     /// What the computations in progress watched, each from its own base.
     @exclusivity(unchecked) var recorded: [AnyAtomNode] = []
     /// Stamps for the marks that compare dependency lists.
@@ -56,7 +58,7 @@ final class AtomGraph {
     }
 
     /// Inside a computation or a propagation: a set now is deferred.
-    var isBusy: Bool { propagating || !computeStack.isEmpty }
+    var isBusy: Bool { propagating || computing != nil }
 
     // MARK: Finding and making nodes
 
@@ -82,7 +84,8 @@ final class AtomGraph {
             return node
         }
         if isClosed { throw AtomError.storeClosed }
-        let node = AtomNode(atom: atom, key: key, producer: scoped ?? overrides.producer(for: atom) ?? atom.producer)
+        let node = AtomNode(
+            atom: atom, key: key, producer: scoped ?? overrides.producer(for: atom) ?? atom.producer, core: core)
         nodes[key] = node
         node.processedEpoch = epoch
         do {
@@ -105,14 +108,20 @@ final class AtomGraph {
     /// computing.
     func watch<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
         // A recomputation mostly watches what the last one did, in the same
-        // order: the dependency at this position, when it is `atom`, is
-        // found without hashing the key (its edge exists, so it closes no
-        // cycle).
+        // order: while it does, each watch is the dependency at its
+        // position, found without hashing the key and counted, not
+        // recorded (its edge exists, so it closes no cycle). The first
+        // watch that differs records the matched ones and goes on recording.
+        if !node.diverged {
+            if node.matched < node.dependencies.count,
+               let known = dependency(of: node, at: node.matched, ifItIs: atom) {
+                node.matched &+= 1
+                return known.value
+            }
+            diverge(node)
+        }
         let position = recorded.count &- node.recordBase
-        if position < node.dependencies.count, node.dependencies[position].atomType == ObjectIdentifier(A.self),
-           case let known = unsafeDowncast(node.dependencies[position], to: NodeOf<A>.self),
-           !known.isComputing, known.atom.key == atom.key {
-            if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
+        if position < node.dependencies.count, let known = dependency(of: node, at: position, ifItIs: atom) {
             recorded.append(known)
             return known.value
         }
@@ -120,6 +129,25 @@ final class AtomGraph {
         recorded.append(dependency)
         if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
         return dependency.value
+    }
+
+    /// `node`'s dependency at `position` if it is `atom`'s node (not
+    /// computing), brought up to date if the running propagation scheduled it.
+    @inline(__always)
+    private func dependency<A: Atom>(of node: AnyAtomNode, at position: Int, ifItIs atom: A) -> NodeOf<A>? {
+        let candidate = node.dependencies[position]
+        guard candidate.atomType == ObjectIdentifier(A.self) else { return nil }
+        let known = unsafeDowncast(candidate, to: NodeOf<A>.self)
+        guard !known.isComputing, known.atom.key == atom.key else { return nil }
+        if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
+        return known
+    }
+
+    /// Ends the counting of matched watches: they are recorded, and what
+    /// `node`'s computation watches from now on is too.
+    private func diverge(_ node: AnyAtomNode) {
+        node.diverged = true
+        recorded.append(contentsOf: node.dependencies[0..<node.matched])
     }
 
     /// The value of `atom`, made a dependency of `node` after its
@@ -142,19 +170,27 @@ final class AtomGraph {
     ) throws(AtomError) -> Value {
         let base = recorded.count
         node.recordBase = base
+        node.matched = 0
+        node.diverged = false
         node.isComputing = true
-        computeStack.append(node)
+        node.computingParent = computing
+        computing = node
         defer {
             node.isComputing = false
-            computeStack.removeLast()
+            computing = node.computingParent
+            node.computingParent = nil
         }
         let value: Value
         do {
-            value = try body(AtomTransactionContext(core: core, node: node, generation: node.generation))
+            value = try body(AtomTransactionContext(node: node, generation: node.generation))
         } catch {
             recorded.removeSubrange(base...)
             throw error
         }
+        // Every watch matched the last computation's, in order: the same
+        // dependencies.
+        if !node.diverged, node.matched == node.dependencies.count { return value }
+        if !node.diverged { diverge(node) }
         updateDependencies(of: node, recordedFrom: base)
         recorded.removeSubrange(base...)
         return value
@@ -211,9 +247,14 @@ final class AtomGraph {
     /// The cycle that a watch of `node`, which is computing, would close:
     /// from `node` through what it is computing, back to `node`.
     private func cyclePath(closingAt node: AnyAtomNode) -> AtomError {
-        let start = computeStack.lastIndex(where: { $0 === node }) ?? 0
-        let path = computeStack[start...].map(\.atomDescription) + [node.atomDescription]
-        return .cycle(path: path)
+        var path = [node.atomDescription]
+        var current = computing
+        while let inner = current, inner !== node {
+            path.append(inner.atomDescription)
+            current = inner.computingParent
+        }
+        path.append(node.atomDescription)
+        return .cycle(path: path.reversed())
     }
 
     /// The atoms from `node` down its dependencies to `target`, if `node`

@@ -23,13 +23,15 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     private let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     @exclusivity(unchecked) private(set) var hasValue = false
     /// The watchers from outside the graph, in the order they came.
-    @exclusivity(unchecked) var watchers: [AtomWatcher<Value>] = []
+    /// (Each an `AtomWatcher<Value>`; the list is not generic, so that
+    /// going through it needs no metadata lookup.)
+    @exclusivity(unchecked) var watchers: [AnyAtomWatcher] = []
 
-    init(atom: A, key: AtomKey, producer: AtomProducer<Value>) {
+    init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
         self.atom = atom
         self.producer = producer
-        isEqual = equality(for: Value.self)
-        super.init(key: key, keepAlive: atom is any KeepAlive)
+        isEqual = producer.isEqual ?? equality(for: Value.self)
+        super.init(core: core, key: key, keepAlive: atom is any KeepAlive)
     }
 
     deinit {
@@ -82,10 +84,10 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
             // computation added ends now.
             generation &-= 1
             swap(&oldTerminations, &terminations)
-            graph.ends.append(contentsOf: oldTerminations)
+            if !oldTerminations.isEmpty { graph.ends.append(contentsOf: oldTerminations) }
             throw error
         }
-        graph.ends.append(contentsOf: oldTerminations)
+        if !oldTerminations.isEmpty { graph.ends.append(contentsOf: oldTerminations) }
         return replaceValue(with: made, in: graph)
     }
 

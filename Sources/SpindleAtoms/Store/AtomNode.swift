@@ -7,6 +7,12 @@
 /// reach the same property), so the runtime's dynamic checks would only
 /// cost time on the propagation path.
 class AnyAtomNode {
+    /// The store's core, for the contexts of the node's computations.
+    /// Strong: the graph holds its nodes and each node the core, a cycle
+    /// that closing the store (which its ``AtomStore`` does when released)
+    /// breaks by releasing every node; a node a task keeps after that
+    /// keeps the closed core.
+    final let core: StoreCore
     let key: AtomKey
     /// The atom's type, to tell a node's kind without a dynamic cast.
     let atomType: ObjectIdentifier
@@ -27,6 +33,9 @@ class AnyAtomNode {
     @exclusivity(unchecked) final var watcherCount = 0
     /// Set while its value is being computed: a watch of it then is a cycle.
     @exclusivity(unchecked) final var isComputing = false
+    /// While computing: the node computing when this one began (see
+    /// `AtomGraph.computing`).
+    @exclusivity(unchecked) final unowned(unsafe) var computingParent: AnyAtomNode?
     /// The propagation that scheduled it, and the one that brought it up
     /// to date (pulled or recomputed in height order).
     @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
@@ -37,6 +46,11 @@ class AnyAtomNode {
     /// Where the node's computation in progress records its watches in the
     /// graph's `recorded` list.
     @exclusivity(unchecked) final var recordBase = 0
+    /// How many of the computation's first watches were the last
+    /// computation's dependencies, in order, while none differed; once one
+    /// differed (`diverged`), the watches are in `recorded`.
+    @exclusivity(unchecked) final var matched = 0
+    @exclusivity(unchecked) final var diverged = false
     /// Counts the node's values; an updater made for an older one is stale.
     @exclusivity(unchecked) final var generation: UInt64 = 0
     @exclusivity(unchecked) final var isReleased = false
@@ -48,7 +62,8 @@ class AnyAtomNode {
     /// What the computation keeps beside the value (a spin atom's loop).
     @exclusivity(unchecked) final var resource: (any Sendable)?
 
-    init(key: AtomKey, keepAlive: Bool) {
+    init(core: StoreCore, key: AtomKey, keepAlive: Bool) {
+        self.core = core
         self.key = key
         atomType = key.type
         self.keepAlive = keepAlive

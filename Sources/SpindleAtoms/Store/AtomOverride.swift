@@ -63,7 +63,8 @@ struct AtomOverrides: Sendable {
         let found = byTarget[.atom(AtomKey(atom))] ?? byTarget[.type(ObjectIdentifier(A.self))]
         guard let value = found as? @Sendable (A) -> A.Produced else { return nil }
         let own = atom.producer
-        return AtomProducer(isRestorable: own.isRestorable, compute: { _ in value(atom) }, end: own.end)
+        return AtomProducer(
+            isRestorable: own.isRestorable, isEqual: own.isEqual, compute: { _ in value(atom) }, end: own.end)
     }
 }
 

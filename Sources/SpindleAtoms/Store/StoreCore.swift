@@ -100,7 +100,8 @@ final class StoreCore: @unchecked Sendable {
     /// delivery allocates nothing.
     private func deliver(_ batch: inout [AtomDelivery]) {
         while true {
-            for delivery in batch { delivery.deliver() }
+            // By index: each delivery is used in place, not copied out.
+            for index in batch.indices { batch[index].deliver() }
             batch.removeAll(keepingCapacity: true)
             let more = mutex.withLock { _ in
                 if graph.outbox.isEmpty {
