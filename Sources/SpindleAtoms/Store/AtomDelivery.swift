@@ -3,52 +3,148 @@ internal import Atomics
 /// Something an operation queued for after the exclusion: a value for a
 /// watcher, an event for an observer. Delivered one at a time, in order.
 ///
-/// Not generic: queueing a watcher's value boxes it as `any Sendable`
-/// (in place for a value of up to three words: no allocation), which
-/// needs only the value's type; a generic delivery type would make the
-/// runtime look up its metadata and conformance on every change.
+/// A watcher's value waits in the watcher, typed (see `AtomWatcher`):
+/// the delivery only names the watcher, so queueing one neither boxes nor
+/// casts the value, and asks the runtime for no metadata.
 enum AtomDelivery {
-    case watcher(AnyAtomWatcher, any Sendable)
-    case observer(ObserverDelivery)
+    /// The watcher's next value.
+    case watcher(AnyAtomWatcher)
+    indirect case observer(ObserverDelivery)
 
     func deliver() {
         switch self {
-        case .watcher(let watcher, let value): watcher.deliver(value)
+        case .watcher(let watcher): watcher.deliverNext()
         case .observer(let delivery): delivery.deliver()
         }
+    }
+
+    /// Under the store's exclusion, by the thread taking the batch to
+    /// deliver: the watcher hands its queued values over to its delivery.
+    func take() {
+        if case .watcher(let watcher) = self { watcher.takeQueued() }
     }
 }
 
 /// A watcher, whatever its value's type.
 ///
-/// `@unchecked Sendable`: abstract; the one subclass, `AtomWatcher`, is
-/// immutable but for an atomic.
+/// `@unchecked Sendable`: the one subclass, `AtomWatcher`, guards its
+/// mutable state as it says.
 class AnyAtomWatcher: @unchecked Sendable {
     /// Atomic: set by any thread, read by the delivering one.
     final let cancelled = ManagedAtomic<Bool>(false)
 
-    /// Calls the callback with `value`, of the watcher's value type.
-    func deliver(_ value: any Sendable) { fatalError("abstract") }
+    /// Hands the values queued so far to the delivery (see `AtomWatcher`).
+    func takeQueued() { fatalError("abstract") }
+
+    /// Calls the callback with the next value handed to the delivery.
+    func deliverNext() { fatalError("abstract") }
 
     final func cancel() {
         cancelled.store(true, ordering: .releasing)
     }
 }
 
-/// A watcher's callback and whether it was cancelled.
+/// A watcher's callback, whether it was cancelled, and its values on their
+/// way to it.
 ///
-/// **Thread safety:** `deliver` runs on the delivering thread; `cancel`
-/// from any thread.
+/// A value goes through two lists. An operation queues it in `queued`
+/// (under the store's exclusion) with a delivery naming the watcher in the
+/// store's outbox; the thread that takes the outbox to deliver it moves
+/// each of its watchers' queued values to `delivering` (under the
+/// exclusion too), and then, outside it, calls the callback with them in
+/// order, one per delivery. Only the thread holding the store's delivering
+/// role touches `delivering` (the role passes under the exclusion).
+///
+/// The lists are raw buffers, not arrays: this code is not specialized, and
+/// each array operation on `[Value]` would ask the runtime for the array's
+/// metadata. `@exclusivity(unchecked)`: each list is touched by one thread
+/// at a time, as said.
+///
+/// **Thread safety:** as above; `cancel` from any thread.
 final class AtomWatcher<Value: Sendable>: AnyAtomWatcher, @unchecked Sendable {
     private let onUpdate: @Sendable (Value) -> Void
+    /// Guarded by the store's exclusion: `queued[0..<queuedCount]` are
+    /// initialized.
+    @exclusivity(unchecked) private var queued: UnsafeMutablePointer<Value>?
+    @exclusivity(unchecked) private var queuedCount = 0
+    @exclusivity(unchecked) private var queuedCapacity = 0
+    /// The delivering thread's: `delivering[next..<deliveringCount]` wait
+    /// to be delivered (those before were moved out).
+    @exclusivity(unchecked) private var delivering: UnsafeMutablePointer<Value>?
+    @exclusivity(unchecked) private var deliveringCount = 0
+    @exclusivity(unchecked) private var deliveringCapacity = 0
+    @exclusivity(unchecked) private var next = 0
 
     init(onUpdate: @escaping @Sendable (Value) -> Void) {
         self.onUpdate = onUpdate
     }
 
-    override func deliver(_ value: any Sendable) {
-        // The node queued a Value: the cast cannot fail.
-        if !cancelled.load(ordering: .acquiring) { onUpdate(value as! Value) }
+    deinit {
+        if let queued {
+            queued.deinitialize(count: queuedCount)
+            queued.deallocate()
+        }
+        if let delivering {
+            (delivering + next).deinitialize(count: deliveringCount - next)
+            delivering.deallocate()
+        }
+    }
+
+    /// Under the store's exclusion: `value` waits for its delivery, which
+    /// the caller queues.
+    func enqueue(_ value: Value) {
+        if queuedCount == queuedCapacity {
+            if delivering == nil {
+                // The first value: both buffers at once, so that a watcher
+                // in steady use allocates nothing when they trade places.
+                deliveringCapacity = 4
+                delivering = .allocate(capacity: deliveringCapacity)
+            }
+            queuedCapacity = Swift.max(queuedCapacity * 2, 4)
+            queued = Self.moved(queued, count: queuedCount, toCapacity: queuedCapacity)
+        }
+        (queued.unsafelyUnwrapped + queuedCount).initialize(to: value)
+        queuedCount &+= 1
+    }
+
+    override func takeQueued() {
+        if queuedCount == 0 { return }
+        if next == deliveringCount {
+            // All delivered: the buffers trade places, each keeping its capacity.
+            (queued, delivering) = (delivering, queued)
+            (queuedCapacity, deliveringCapacity) = (deliveringCapacity, queuedCapacity)
+            deliveringCount = queuedCount
+            queuedCount = 0
+            next = 0
+        } else {
+            let total = deliveringCount + queuedCount
+            if total > deliveringCapacity {
+                deliveringCapacity = Swift.max(total, deliveringCapacity * 2)
+                delivering = Self.moved(delivering, count: deliveringCount, toCapacity: deliveringCapacity)
+            }
+            (delivering.unsafelyUnwrapped + deliveringCount).moveInitialize(from: queued.unsafelyUnwrapped, count: queuedCount)
+            deliveringCount = total
+            queuedCount = 0
+        }
+    }
+
+    override func deliverNext() {
+        let value = (delivering.unsafelyUnwrapped + next).move()
+        next &+= 1
+        if !cancelled.load(ordering: .acquiring) { onUpdate(value) }
+    }
+
+    /// A buffer of `capacity` with the `count` first elements of `old`
+    /// moved in; `old` is freed.
+    private static func moved(
+        _ old: UnsafeMutablePointer<Value>?, count: Int, toCapacity capacity: Int
+    ) -> UnsafeMutablePointer<Value> {
+        let new = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
+        if let old {
+            new.moveInitialize(from: old, count: count)
+            old.deallocate()
+        }
+        return new
     }
 }
 

@@ -20,7 +20,9 @@ final class AtomGraph {
     /// Set while an update propagates; a set made then is deferred.
     @exclusivity(unchecked) var propagating = false
     /// Nodes to recompute, by height (each bucket keeps its capacity).
-    @exclusivity(unchecked) var buckets: [[AnyAtomNode]] = []
+    /// Uncounted: a node is released only when an operation finishes, after
+    /// its propagation emptied every bucket.
+    @exclusivity(unchecked) var buckets: [[NodeRef]] = []
     @exclusivity(unchecked) var pendingCount = 0
     @exclusivity(unchecked) var lowestBucket = 0
 
@@ -157,7 +159,7 @@ final class AtomGraph {
         if !node.dependencies.contains(where: { $0 === dependency }),
            !node.lateDependencies.contains(where: { $0 === dependency }) {
             node.lateDependencies.append(dependency)
-            dependency.dependents.append(node)
+            dependency.dependents.append(NodeRef(node))
             if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
         }
         return dependency.value
@@ -222,7 +224,7 @@ final class AtomGraph {
         }
         for late in node.lateDependencies { late.mark = previous }
         for dependency in recorded[base...] where dependency.mark != previous {
-            dependency.dependents.append(node)
+            dependency.dependents.append(NodeRef(node))
         }
         if !node.lateDependencies.isEmpty {
             // A late dependency watched in the computation now: its edge
@@ -237,8 +239,8 @@ final class AtomGraph {
     private func raiseHeight(of node: AnyAtomNode, to height: Int) {
         node.height = height
         if propagating, node.scheduledEpoch == epoch, node.processedEpoch != epoch { addToBucket(node) }
-        for dependent in node.dependents where dependent.height <= height {
-            raiseHeight(of: dependent, to: height &+ 1)
+        for dependent in node.dependents where dependent.node.height <= height {
+            raiseHeight(of: dependent.node, to: height &+ 1)
         }
     }
 
@@ -290,7 +292,7 @@ final class AtomGraph {
     func endUpdate() {
         while pendingCount > 0 {
             while buckets[lowestBucket].isEmpty { lowestBucket += 1 }
-            let node = buckets[lowestBucket].removeLast()
+            let node = buckets[lowestBucket].removeLast().node
             pendingCount -= 1
             // A stale entry (the node was moved to a higher bucket) or one
             // already brought up to date by a watch.
@@ -314,7 +316,9 @@ final class AtomGraph {
 
     /// A node's value changed: its dependents are scheduled.
     func changed(_ node: AnyAtomNode) {
-        for dependent in node.dependents where dependent.scheduledEpoch != epoch {
+        for index in node.dependents.indices {
+            let dependent = node.dependents[index].node
+            if dependent.scheduledEpoch == epoch { continue }
             dependent.scheduledEpoch = epoch
             if dependent.processedEpoch != epoch { addToBucket(dependent) }
         }
@@ -323,7 +327,7 @@ final class AtomGraph {
 
     private func addToBucket(_ node: AnyAtomNode) {
         while buckets.count <= node.height { buckets.append([]) }
-        buckets[node.height].append(node)
+        buckets[node.height].append(NodeRef(node))
         pendingCount += 1
         if node.height < lowestBucket { lowestBucket = node.height }
     }

@@ -105,7 +105,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         slot.pointee = newValue
         if let isEqual, isEqual(old, newValue) { return false }
         for watcher in watchers {
-            graph.outbox.append(.watcher(watcher, newValue))
+            unsafeDowncast(watcher, to: AtomWatcher<Value>.self).enqueue(newValue)
+            graph.outbox.append(.watcher(watcher))
         }
         graph.changed(self)
         return true

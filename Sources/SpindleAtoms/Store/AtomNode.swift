@@ -27,8 +27,10 @@ class AnyAtomNode {
     /// the node is released (the next task watches them again, and must
     /// find them in use).
     @exclusivity(unchecked) final var lateDependencies: [AnyAtomNode] = []
-    /// The nodes that watch this one (unordered).
-    @exclusivity(unchecked) final var dependents: [AnyAtomNode] = []
+    /// The nodes that watch this one (unordered), uncounted: each holds
+    /// this one among its `dependencies`, and leaves this list when it stops
+    /// watching it or is released, so each is alive while listed here.
+    @exclusivity(unchecked) final var dependents: [NodeRef] = []
     /// Watchers from outside the graph (store watches and test watches).
     @exclusivity(unchecked) final var watcherCount = 0
     /// Set while its value is being computed: a watch of it then is a cycle.
@@ -99,10 +101,21 @@ class AnyAtomNode {
     // MARK: Edges
 
     final func removeDependent(_ node: AnyAtomNode) {
-        if let index = dependents.firstIndex(where: { $0 === node }) {
+        if let index = dependents.firstIndex(where: { $0.node === node }) {
             dependents.swapAt(index, dependents.count - 1)
             dependents.removeLast()
         }
+    }
+}
+
+/// A node referred to without a reference count, in the lists that the
+/// propagation goes through most (dependents, the height buckets): where
+/// each is used, something else keeps the node alive (see each list).
+struct NodeRef {
+    unowned(unsafe) let node: AnyAtomNode
+
+    init(_ node: AnyAtomNode) {
+        self.node = node
     }
 }
 

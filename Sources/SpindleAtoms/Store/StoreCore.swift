@@ -86,12 +86,19 @@ final class StoreCore: @unchecked Sendable {
                 graph.delivering = true
                 swap(&batch, &graph.spareOutbox)
                 swap(&batch, &graph.outbox)
+                take(batch)
             }
             return outcome
         }
         for end in ends { end() }
         if !batch.isEmpty { deliver(&batch) }
         return try outcome.get()
+    }
+
+    /// Under the exclusion, by the thread that takes `batch` to deliver it:
+    /// the batch's watchers hand it their queued values.
+    private func take(_ batch: [AtomDelivery]) {
+        for index in batch.indices { batch[index].take() }
     }
 
     /// Delivers `batch`, then what others queued meanwhile, until none is
@@ -110,6 +117,7 @@ final class StoreCore: @unchecked Sendable {
                     return false
                 }
                 swap(&batch, &graph.outbox)
+                take(batch)
                 return true
             }
             if !more { return }
