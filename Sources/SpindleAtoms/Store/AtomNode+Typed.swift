@@ -10,12 +10,8 @@ typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
 /// Every stored property: guarded by the store's exclusion
 /// (`@exclusivity(unchecked)`, as `AnyAtomNode`'s).
 final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == Value {
+    // In the order a recomputation reads them (see `AnyAtomNode`).
 
-    let atom: A
-    let producer: AtomProducer<Value>
-    /// Whether a new value equal to the old one stops propagation here
-    /// (an `Equatable` value; nil otherwise).
-    let isEqual: ((Value, Value) -> Bool)?
     /// The value's storage, initialized while `hasValue`: before the first
     /// computation and after release it holds none. Not a stored
     /// `Value?`: in this generic code every access to an optional of the
@@ -26,11 +22,16 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// (Each an `AtomWatcher<Value>`; the list is not generic, so that
     /// going through it needs no metadata lookup.)
     @exclusivity(unchecked) var watchers: [AnyAtomWatcher] = []
+    /// The kind's producer, with `isEqual` filled in for an `Equatable`
+    /// value: a new value equal to the old one stops propagation here.
+    let producer: AtomProducer<Value>
+    let atom: A
 
     init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
         self.atom = atom
-        self.producer = producer
-        isEqual = producer.isEqual ?? equality(for: Value.self)
+        self.producer = producer.isEqual != nil ? producer : AtomProducer(
+            isRestorable: producer.isRestorable, isEqual: equality(for: Value.self),
+            compute: producer.compute, end: producer.end)
         super.init(core: core, key: key, keepAlive: atom is any KeepAlive)
     }
 
@@ -103,7 +104,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         let old = slot.pointee
         endValue(old, in: graph)
         slot.pointee = newValue
-        if let isEqual, isEqual(old, newValue) { return false }
+        if let isEqual = producer.isEqual, isEqual(old, newValue) { return false }
         for watcher in watchers {
             unsafeDowncast(watcher, to: AtomWatcher<Value>.self).enqueue(newValue)
             graph.outbox.append(.watcher(watcher))
@@ -148,12 +149,12 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
 }
 
 /// `==` for `Value` when it is `Equatable`, found once per node.
-func equality<Value>(for type: Value.Type) -> ((Value, Value) -> Bool)? {
+func equality<Value>(for type: Value.Type) -> (@Sendable (Value, Value) -> Bool)? {
     guard let equatable = type as? any Equatable.Type else { return nil }
     return makeEquality(equatable, as: type)
 }
 
-private func makeEquality<E: Equatable, Value>(_: E.Type, as _: Value.Type) -> (Value, Value) -> Bool {
+private func makeEquality<E: Equatable, Value>(_: E.Type, as _: Value.Type) -> @Sendable (Value, Value) -> Bool {
     // Value and E are the same type (the cast above succeeded): view each
     // value as E without a dynamic cast per comparison.
     { lhs, rhs in

@@ -7,60 +7,65 @@
 /// reach the same property), so the runtime's dynamic checks would only
 /// cost time on the propagation path.
 class AnyAtomNode {
+    // Stored properties in the order the propagation reads them (the first
+    // two cache lines hold what a scheduled node's recomputation touches),
+    // the ones it does not read last.
+    /// The propagation that scheduled it, and the one that brought it up
+    /// to date (pulled or recomputed in height order).
+    @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
+    @exclusivity(unchecked) final var processedEpoch: UInt64 = 0
+    /// 1 + the largest height of its dependencies: a node is recomputed
+    /// after every dependency of lower height in a propagation.
+    @exclusivity(unchecked) final var height = 0
+    /// The nodes that watch this one (unordered), uncounted: each holds
+    /// this one among its `dependencies`, and leaves this list when it stops
+    /// watching it or is released, so each is alive while listed here.
+    @exclusivity(unchecked) final var dependents: [NodeRef] = []
+    /// What the last computation watched, in the order it watched them.
+    @exclusivity(unchecked) final var dependencies: [AnyAtomNode] = []
+    /// The atom's type, to tell a node's kind without a dynamic cast.
+    let atomType: ObjectIdentifier
+    @exclusivity(unchecked) final var isReleased = false
+    /// Set while its value is being computed: a watch of it then is a cycle.
+    @exclusivity(unchecked) final var isComputing = false
+    @exclusivity(unchecked) final var diverged = false
+    /// Whether the end-of-operation release check has it queued.
+    @exclusivity(unchecked) final var isReleaseCandidate = false
+    /// Kept while no watcher and no dependent holds the node.
+    let keepAlive: Bool
+    /// How many of the computation's first watches were the last
+    /// computation's dependencies, in order, while none differed; once one
+    /// differed (`diverged`), the watches are in `recorded`.
+    @exclusivity(unchecked) final var matched = 0
+    /// Where the node's computation in progress records its watches in the
+    /// graph's `recorded` list.
+    @exclusivity(unchecked) final var recordBase = 0
+    /// While computing: the node computing when this one began (see
+    /// `AtomGraph.computing`).
+    @exclusivity(unchecked) final unowned(unsafe) var computingParent: AnyAtomNode?
+    /// Counts the node's values; an updater made for an older one is stale.
+    @exclusivity(unchecked) final var generation: UInt64 = 0
+
+    /// Terminations added by the computation of the current value.
+    @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
+    /// Watchers from outside the graph (store watches and test watches).
+    @exclusivity(unchecked) final var watcherCount = 0
     /// The store's core, for the contexts of the node's computations.
     /// Strong: the graph holds its nodes and each node the core, a cycle
     /// that closing the store (which its ``AtomStore`` does when released)
     /// breaks by releasing every node; a node a task keeps after that
     /// keeps the closed core.
     final let core: StoreCore
-    let key: AtomKey
-    /// The atom's type, to tell a node's kind without a dynamic cast.
-    let atomType: ObjectIdentifier
-    /// Kept while no watcher and no dependent holds the node.
-    let keepAlive: Bool
-    /// 1 + the largest height of its dependencies: a node is recomputed
-    /// after every dependency of lower height in a propagation.
-    @exclusivity(unchecked) final var height = 0
-    /// What the last computation watched, in the order it watched them.
-    @exclusivity(unchecked) final var dependencies: [AnyAtomNode] = []
+
+    // Not read by the propagation.
+    /// A stamp for the graph's walks: comparing dependency lists (a node
+    /// watched twice in one computation is one edge), searching for a cycle.
+    @exclusivity(unchecked) final var mark: UInt64 = 0
     /// What a task's body watched after the computation returned: kept until
     /// the node is released (the next task watches them again, and must
     /// find them in use).
     @exclusivity(unchecked) final var lateDependencies: [AnyAtomNode] = []
-    /// The nodes that watch this one (unordered), uncounted: each holds
-    /// this one among its `dependencies`, and leaves this list when it stops
-    /// watching it or is released, so each is alive while listed here.
-    @exclusivity(unchecked) final var dependents: [NodeRef] = []
-    /// Watchers from outside the graph (store watches and test watches).
-    @exclusivity(unchecked) final var watcherCount = 0
-    /// Set while its value is being computed: a watch of it then is a cycle.
-    @exclusivity(unchecked) final var isComputing = false
-    /// While computing: the node computing when this one began (see
-    /// `AtomGraph.computing`).
-    @exclusivity(unchecked) final unowned(unsafe) var computingParent: AnyAtomNode?
-    /// The propagation that scheduled it, and the one that brought it up
-    /// to date (pulled or recomputed in height order).
-    @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
-    @exclusivity(unchecked) final var processedEpoch: UInt64 = 0
-    /// A stamp for the graph's walks: comparing dependency lists (a node
-    /// watched twice in one computation is one edge), searching for a cycle.
-    @exclusivity(unchecked) final var mark: UInt64 = 0
-    /// Where the node's computation in progress records its watches in the
-    /// graph's `recorded` list.
-    @exclusivity(unchecked) final var recordBase = 0
-    /// How many of the computation's first watches were the last
-    /// computation's dependencies, in order, while none differed; once one
-    /// differed (`diverged`), the watches are in `recorded`.
-    @exclusivity(unchecked) final var matched = 0
-    @exclusivity(unchecked) final var diverged = false
-    /// Counts the node's values; an updater made for an older one is stale.
-    @exclusivity(unchecked) final var generation: UInt64 = 0
-    @exclusivity(unchecked) final var isReleased = false
-    /// Whether the end-of-operation release check has it queued.
-    @exclusivity(unchecked) final var isReleaseCandidate = false
-
-    /// Terminations added by the computation of the current value.
-    @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
+    let key: AtomKey
     /// What the computation keeps beside the value (a spin atom's loop).
     @exclusivity(unchecked) final var resource: (any Sendable)?
 
