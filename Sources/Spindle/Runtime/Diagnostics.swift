@@ -13,7 +13,8 @@ internal import CSpindle
 /// effects holds one ``effectRouters`` entry until it is freed and its last
 /// handler has returned. Each ``SpinLoop/states`` sequence holds one
 /// ``stateSubscriptions`` entry until the loop has stopped or the sequence
-/// and its iterators are gone, whichever is later.
+/// and its iterators are gone, whichever is later (a sequence gone while
+/// its loop runs: until the loop's next state, or its stop).
 ///
 /// Thread safety: `current` may be read from any thread; the counts are
 /// taken one by one (relaxed), so a snapshot taken while loops start or

@@ -44,6 +44,11 @@ public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
 
         /// Only the latest state waits (`bufferingNewest(1)`): conflation
         /// for a renderer, which draws the latest state and skips the rest.
+        /// A waiting consumer is given the last state of each batch the
+        /// loop reduced, never one in between; and while every subscriber
+        /// of a loop keeps only the latest state, the loop does not collect
+        /// the states in between either (a flooded loop runs as fast as an
+        /// unobserved one, less one hand-over per batch).
         public static var latest: Self { .bufferingNewest(1) }
 
         /// The default: `bufferingNewest(4096)`. A consumer that keeps up

@@ -36,15 +36,22 @@ final class StateObservers<State: Sendable>: Sendable {
     /// of a batch; observers of the latest state only are given the batch's
     /// last state, which is all they would keep. Stored before `hasPending`.
     let needsEveryState = UnsafeAtomic<Bool>.create(false)
+    /// atomic: any thread; changed under the lock. Counts the changes of
+    /// the active subscriptions (joins, removals), so that the runner knows
+    /// whether its list of them is still right.
+    let membership = UnsafeAtomic<UInt64>.create(0)
     // Runner only (`deliver` runs on the loop's one runner at a time, and
-    // the scheduling protocol orders consecutive runners): the scratch list
-    // of the subscriptions a delivery hands states to outside the lock.
+    // the scheduling protocol orders consecutive runners): the active
+    // subscriptions as of `deliveredMembership`, which a delivery hands
+    // states to outside the lock.
     nonisolated(unsafe) private var deliveryScratch: [StateSubscription<State>] = []
+    nonisolated(unsafe) private var deliveredMembership: UInt64 = .max
 
     deinit {
         isObserved.destroy()
         hasPending.destroy()
         needsEveryState.destroy()
+        membership.destroy()
     }
 
     /// A new stream of states, keeping at most `limit` waiting (the newest;
@@ -82,6 +89,7 @@ final class StateObservers<State: Sendable>: Sendable {
         storage.withLock { storage in
             storage.active[id] = nil
             storage.pending[id] = nil
+            membership.wrappingIncrement(ordering: .releasing)
             if storage.everyState.remove(id) != nil, storage.everyState.isEmpty {
                 needsEveryState.store(false, ordering: .relaxed)
             }
@@ -101,17 +109,26 @@ final class StateObservers<State: Sendable>: Sendable {
     /// one that subscribes in between is pending until the next delivery.
     /// Only the runner delivers, so batches still arrive in order.
     func deliver(_ batch: UnsafeBufferPointer<State>, pendingFrom: Int, firstState: State) {
-        // The runner's scratch list keeps its capacity: no allocation per
-        // batch (joining happens once per subscription).
+        // The usual batch: nobody joins, nobody left since the last one.
+        // The runner's list of the active subscriptions is still right (a
+        // subscription removed since, found there, ignores the append), so
+        // neither the lock nor the dictionary is needed.
+        if !hasPending.load(ordering: .relaxed), membership.load(ordering: .acquiring) == deliveredMembership {
+            for subscription in deliveryScratch { subscription.append(batch) }
+            return
+        }
         var active = deliveryScratch
+        active.removeAll(keepingCapacity: true)
         deliveryScratch = []
         let joining = storage.withLock { storage -> [StateSubscription<State>] in
+            defer { deliveredMembership = membership.load(ordering: .relaxed) }
             active.append(contentsOf: storage.active.values)
             guard !storage.pending.isEmpty else { return [] }
             let joining = Array(storage.pending.values)
             for (id, subscription) in storage.pending { storage.active[id] = subscription }
             storage.pending.removeAll()
             hasPending.store(false, ordering: .relaxed)
+            membership.wrappingIncrement(ordering: .relaxed)
             return joining
         }
         for subscription in active {
@@ -121,7 +138,9 @@ final class StateObservers<State: Sendable>: Sendable {
             subscription.append(firstState)
             subscription.append(UnsafeBufferPointer(rebasing: batch[pendingFrom...]))
         }
-        active.removeAll(keepingCapacity: true)
+        // The list is kept for the next batches (with the joiners, which
+        // are active from now on).
+        active.append(contentsOf: joining)
         deliveryScratch = active
     }
 
@@ -140,6 +159,7 @@ final class StateObservers<State: Sendable>: Sendable {
             hasPending.store(false, ordering: .relaxed)
             return lists
         }
+        deliveryScratch = []
         for subscription in pending { subscription.append(final) }
         for subscription in active + pending { subscription.end(cancelled: false) }
     }
