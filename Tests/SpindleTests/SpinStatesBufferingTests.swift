@@ -15,8 +15,7 @@ import SpindleTestSupport
     func aLaggingConsumerKeepsOnlyTheNewestStates(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let count = 1_000
-            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
-                .start(options: SpinOptions(executor: executor))
+            let loop = try startCounter(on: executor)
             let every = loop.states(bufferingPolicy: .unbounded)
             let latest = loop.states(bufferingPolicy: .latest)
             let three = loop.states(bufferingPolicy: .bufferingNewest(3))
@@ -109,8 +108,7 @@ import SpindleTestSupport
     func aLatestSubscriberAloneJoiningABusyLoopEndsOnTheFinalState(executor: ExecutorKind) async throws {
         try await executor.withExecutor { executor in
             let count = 50_000
-            let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
-                .start(options: SpinOptions(executor: executor))
+            let loop = try startCounter(on: executor)
             for _ in 0..<(count / 2) { loop.emit(.increment) }
             let states = loop.states(bufferingPolicy: .latest)
             let consumer = Task {
@@ -126,4 +124,9 @@ import SpindleTestSupport
             #expect(loop.state == count)
         }
     }
+}
+
+/// A counting loop on `executor`.
+private func startCounter(on executor: SpinExecutor) throws -> SpinLoop<Int, CounterEvent> {
+    try Spin(initialState: 0, feedbacks: [], reducer: counterReducer).start(options: SpinOptions(executor: executor))
 }
