@@ -71,8 +71,7 @@ final class AtomGraph {
     func resolve<A: Atom>(
         _ atom: A, watcher: AnyAtomNode? = nil, in scope: AtomScope? = nil
     ) throws(AtomError) -> NodeOf<A> {
-        let scoped = scope?.producer(for: atom)
-        let key = scoped == nil ? AtomKey(atom) : AtomKey(atom, scope: scope!.id)
+        let key = key(of: atom, in: scope)
         if let existing = nodes[key] {
             let node = unsafeDowncast(existing, to: NodeOf<A>.self)
             if node.isComputing { throw cyclePath(closingAt: node) }
@@ -86,6 +85,8 @@ final class AtomGraph {
             return node
         }
         if isClosed { throw AtomError.storeClosed }
+        // A scope's override is found again only here, where the node is made.
+        let scoped = key.scope != 0 ? scope?.producer(for: atom) : nil
         let node = AtomNode(
             atom: atom, key: key, producer: scoped ?? overrides.producer(for: atom) ?? atom.producer, core: core)
         nodes[key] = node

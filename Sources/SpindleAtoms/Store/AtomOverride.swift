@@ -53,15 +53,18 @@ struct AtomOverrides: Sendable {
 
     /// Whether `atom` is overridden.
     func contains<A: Atom>(_ atom: A) -> Bool {
-        !byTarget.isEmpty
-            && (byTarget[.atom(AtomKey(atom))] != nil || byTarget[.type(ObjectIdentifier(A.self))] != nil)
+        overridingValue(for: atom) != nil
+    }
+
+    /// The override of `atom`, by atom first, then by type.
+    private func overridingValue<A: Atom>(for atom: A) -> (any Sendable)? {
+        if byTarget.isEmpty { return nil }
+        return byTarget[.atom(AtomKey(atom))] ?? byTarget[.type(ObjectIdentifier(A.self))]
     }
 
     /// The producer of `atom`'s overriding value, if it is overridden.
     func producer<A: Atom>(for atom: A) -> AtomProducer<A.Produced>? {
-        if byTarget.isEmpty { return nil }
-        let found = byTarget[.atom(AtomKey(atom))] ?? byTarget[.type(ObjectIdentifier(A.self))]
-        guard let value = found as? @Sendable (A) -> A.Produced else { return nil }
+        guard let value = overridingValue(for: atom) as? @Sendable (A) -> A.Produced else { return nil }
         let own = atom.producer
         return AtomProducer(
             isRestorable: own.isRestorable, isEqual: own.isEqual, compute: { _ in value(atom) }, end: own.end)
