@@ -116,13 +116,21 @@ import SpindleTestSupport
         let pool = try ReducerPool(threads: 2, name: "switched-out")
         let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
             .start(options: SpinOptions(executor: .pool(pool)))
-        // Armed once the threads run (they may have searched and gone to
-        // sleep before it, and a sleeper does not look at the hold): the
-        // first event's slice runs on one thread, which then looks for work
-        // and is held there, counted as searching; the other sleeps.
+        // The premise: the first event's slice runs on one thread, which
+        // then looks for work and is held there, counted as searching; the
+        // other sleeps. A thread that starts (or wakes) late may take the
+        // hold before the event is queued instead: then, counted as
+        // searching, it keeps the emit from waking the sleeper, and the
+        // event waits. Arming again lets that thread go (it finds the
+        // event, runs it, and is held after the slice), so the premise is
+        // reached on every interleaving; arming while the premise builds
+        // only hands the hold to the thread that ran the slice.
         pool.holdNextSearcher()
         #expect(loop.emit(.increment) == .accepted)
-        let held = await eventually { pool.isHoldingSearcher && pool.hasSleepingThread && loop.state == 1 }
+        let held = await eventually {
+            if pool.isHoldingSearcher, loop.state == 0, pool.hasSleepingThread { pool.holdNextSearcher() }
+            return pool.isHoldingSearcher && pool.hasSleepingThread && loop.state == 1
+        }
         #expect(held, "the pool never had one thread held (\(pool.isHoldingSearcher)) while the other slept (\(pool.hasSleepingThread)) after the first event (state \(loop.state))")
 
         // The producer keeps emitting, as a loop's producer does; its first
