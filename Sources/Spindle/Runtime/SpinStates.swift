@@ -116,7 +116,9 @@ final class StateSubscriptionHandle<State: Sendable>: Sendable {
 /// `next` from the consuming task; the buffer is under `storage`'s lock.
 /// No lock is held while a waiter is resumed.
 final class StateSubscription<State: Sendable>: Sendable {
-    private struct Storage {
+    /// `@unchecked Sendable`: its `latest` pointer is only dereferenced
+    /// under the subscription's lock, like the rest of the storage.
+    private struct Storage: @unchecked Sendable {
         var states: [State] = []
         /// The next state to take in `states` (taken and dropped ones stay
         /// until the buffer empties or they are half of it, so taking never
@@ -127,13 +129,76 @@ final class StateSubscription<State: Sendable>: Sendable {
         let limit: Int
         /// Suspended `next()` calls, oldest first (one, unless the caller
         /// iterates from several tasks at once).
-        var waiters: [UnsafeContinuation<State?, Never>] = []
+        var waiters: [UnsafeContinuation<State?, Never>] = [] {
+            didSet { hasWaiters = !waiters.isEmpty }
+        }
+        /// `!waiters.isEmpty`, read without the array (whose element type
+        /// the runtime would look up on every `append`).
+        private(set) var hasWaiters = false
         var ended = false
         /// Called once when the subscriber leaves before the loop ends (the
         /// observers then forget it); nil once called or once ended.
         var onCancel: (@Sendable () -> Void)?
+        /// Under `.latest` (a limit of one) the waiting state is here, not
+        /// in `states`: replacing it is a plain store, where the array's
+        /// operations would look up its generic metadata on each slice
+        /// (this code is unspecialized). Initialized while `hasLatest`.
+        /// Raw: an optional typed pointer is a generic type too.
+        let latestSlot: UnsafeMutableRawPointer?
+        var hasLatest = false
 
-        var hasBuffered: Bool { head < states.count }
+        init(limit: Int, onCancel: @escaping @Sendable () -> Void) {
+            self.limit = limit
+            self.onCancel = onCancel
+            latestSlot = limit == 1
+                ? .allocate(byteCount: MemoryLayout<State>.size, alignment: MemoryLayout<State>.alignment) : nil
+        }
+
+        var hasBuffered: Bool { latestSlot != nil ? hasLatest : head < states.count }
+
+        var bufferedCount: Int { latestSlot != nil ? (hasLatest ? 1 : 0) : states.count - head }
+
+        /// Drops what waits (a subscriber that left).
+        mutating func dropBuffered() {
+            states = []
+            head = 0
+            if let latestSlot, hasLatest {
+                latestSlot.assumingMemoryBound(to: State.self).deinitialize(count: 1)
+                hasLatest = false
+            }
+        }
+
+        /// Frees the `.latest` slot (the subscription's end of life).
+        mutating func free() {
+            dropBuffered()
+            latestSlot?.deallocate()
+        }
+
+        /// Buffers `states[from...]` (under a limit, only the newest `limit`
+        /// can stay) unless a `next()` waits for one; nothing once ended.
+        /// Whether it is done with them.
+        mutating func bufferUnlessAwaited(_ states: UnsafeBufferPointer<State>, from index: Int) -> Bool {
+            if ended { return true }
+            guard !hasWaiters else { return false }
+            guard index < states.count else { return true }
+            if let latestSlot {
+                let latest = latestSlot.assumingMemoryBound(to: State.self)
+                if hasLatest {
+                    latest.pointee = states[states.count - 1]
+                } else {
+                    latest.initialize(to: states[states.count - 1])
+                    hasLatest = true
+                }
+                return true
+            }
+            // Element by element: `append(contentsOf:)` of a slice looks up
+            // the slice's generic metadata in this unspecialized code.
+            for position in Swift.max(index, states.count - limit)..<states.count {
+                self.states.append(states[position])
+            }
+            dropBeyondLimit()
+            return true
+        }
 
         /// Drops the oldest waiting states beyond `limit`.
         mutating func dropBeyondLimit() {
@@ -147,6 +212,10 @@ final class StateSubscription<State: Sendable>: Sendable {
         }
 
         mutating func takeBuffered() -> State {
+            if let latestSlot {
+                hasLatest = false
+                return latestSlot.assumingMemoryBound(to: State.self).move()
+            }
             let state = states[head]
             head += 1
             if head == states.count {
@@ -166,30 +235,37 @@ final class StateSubscription<State: Sendable>: Sendable {
     }
 
     deinit {
+        storage.withLock { $0.free() }
         LiveCounts.stateSubscriptions.wrappingDecrement(ordering: .relaxed)
     }
 
     /// Adds states in order; hands the first ones to waiting `next()` calls.
     func append(_ states: UnsafeBufferPointer<State>) {
         guard !states.isEmpty else { return }
+        // The usual call on a busy loop: no `next()` waits (the subscriber
+        // is still at an earlier state), the states are only buffered. Apart
+        // from the hand-over, whose locals (tuples and optionals of the
+        // state) are generic types the runtime looks up on every call of
+        // this unspecialized code: a lookup per slice otherwise.
+        if storage.withLock({ $0.bufferUnlessAwaited(states, from: 0) }) { return }
+        handOver(states)
+    }
+
+    /// `append` when a `next()` waits: the first states go to the waiters.
+    @inline(never)
+    private func handOver(_ states: UnsafeBufferPointer<State>) {
         // The usual waiter is one task; more (a sequence iterated from
         // several tasks at once) take the rare path.
         var first: (UnsafeContinuation<State?, Never>, State)?
         var more: [(UnsafeContinuation<State?, Never>, State)] = []
         storage.withLock { storage in
-            if storage.ended { return }
             var index = 0
             while !storage.waiters.isEmpty, index < states.count {
                 let waiter = (storage.waiters.removeFirst(), states[index])
                 if first == nil { first = waiter } else { more.append(waiter) }
                 index += 1
             }
-            if index < states.count {
-                // Under a limit, only the newest `limit` of the rest can stay.
-                let from = Swift.max(index, states.count - storage.limit)
-                storage.states.append(contentsOf: UnsafeBufferPointer(rebasing: states[from...]))
-                storage.dropBeyondLimit()
-            }
+            _ = storage.bufferUnlessAwaited(states, from: index)
         }
         if let (waiter, state) = first { waiter.resume(returning: state) }
         for (waiter, state) in more { waiter.resume(returning: state) }
@@ -197,7 +273,7 @@ final class StateSubscription<State: Sendable>: Sendable {
 
     /// States buffered, not yet taken. Any thread.
     var bufferedCount: Int {
-        storage.withLock { $0.states.count - $0.head }
+        storage.withLock { $0.bufferedCount }
     }
 
     /// Adds one state; see `append(_:)`.
@@ -212,10 +288,7 @@ final class StateSubscription<State: Sendable>: Sendable {
         let (waiters, onCancel) = storage.withLock { storage -> ([UnsafeContinuation<State?, Never>], (@Sendable () -> Void)?) in
             if storage.ended { return ([], nil) }
             storage.ended = true
-            if cancelled {
-                storage.states = []
-                storage.head = 0
-            }
+            if cancelled { storage.dropBuffered() }
             defer {
                 storage.waiters = []
                 storage.onCancel = nil
