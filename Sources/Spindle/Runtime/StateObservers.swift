@@ -61,7 +61,13 @@ final class StateObservers<State: Sendable>: Sendable {
         let (subscription, joined) = storage.withLock { storage -> (StateSubscription<State>, Bool) in
             let id = storage.nextID
             storage.nextID += 1
-            let subscription = StateSubscription<State>(limit: limit, onCancel: { [weak self] in self?.remove(id) })
+            // Strong, not weak: a weak reference would give the observers a
+            // side table, and every retain of them (each publishing batch
+            // takes one) the runtime's slow path. The cycle it makes
+            // (observers → subscription → this closure → observers) ends
+            // when the subscription does: it drops the closure once called,
+            // and at its end (the subscriber leaving, or `finish`).
+            let subscription = StateSubscription<State>(limit: limit, onCancel: { self.remove(id) })
             if let finalState = storage.finalState {
                 subscription.append(finalState)
                 subscription.end(cancelled: false)
