@@ -64,8 +64,15 @@ struct Runner {
                 ResultRow(scenario: scenario, engine: engine, samples: samples[engine] ?? [])
             }
             let baseline = scenarioRows.first { $0.engine == scenario.yardstick?.rawValue }?.eventsPerSecond.median
+            let yardstickSamples = scenario.yardstick.flatMap { samples[$0] } ?? []
             for index in scenarioRows.indices {
                 scenarioRows[index].ratioToBaseline = baseline.map { scenarioRows[index].eventsPerSecond.median / $0 }
+                // Sample k of every engine ran in round k.
+                let own = samples[engines[index]] ?? []
+                let pairs = zip(own, yardstickSamples).map { $0.eventsPerSecond / $1.eventsPerSecond }
+                if !pairs.isEmpty, engines[index] != scenario.yardstick {
+                    scenarioRows[index].pairedRatio = Spread(pairs)
+                }
             }
             rows += scenarioRows
         }

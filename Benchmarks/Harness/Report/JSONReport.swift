@@ -56,6 +56,9 @@ enum JSONReport {
             case eventsPerSecondMin = "events_per_second_min"
             case eventsPerSecondMax = "events_per_second_max"
             case ratioToBaseline = "ratio_to_baseline"
+            case pairedRatio = "paired_ratio_to_baseline"
+            case pairedRatioMin = "paired_ratio_to_baseline_min"
+            case pairedRatioMax = "paired_ratio_to_baseline_max"
             case yardstick
             case latency = "latency_ns"
             case latencyMin = "latency_ns_min"
@@ -86,6 +89,9 @@ enum JSONReport {
             try container.encode(row.eventsPerSecond.max, forKey: .eventsPerSecondMax)
             // `encode` (not encodeIfPresent) writes nil as null: the keys are always there.
             try container.encode(row.ratioToBaseline, forKey: .ratioToBaseline)
+            try container.encode(row.pairedRatio?.median, forKey: .pairedRatio)
+            try container.encode(row.pairedRatio?.min, forKey: .pairedRatioMin)
+            try container.encode(row.pairedRatio?.max, forKey: .pairedRatioMax)
             try container.encode(row.yardstick, forKey: .yardstick)
             try container.encode(row.latency.map { Latency(p50: $0.p50.median, p99: $0.p99.median, p999: $0.p999.median, max: $0.max.median) }, forKey: .latency)
             try container.encode(row.latency.map { Latency(p50: $0.p50.min, p99: $0.p99.min, p999: $0.p999.min, max: $0.max.min) }, forKey: .latencyMin)

@@ -35,6 +35,13 @@ struct ResultRow: Sendable {
     /// for the queue scenarios, `dispatch` for the many-loop ones), same
     /// scenario, same run.
     var ratioToBaseline: Double?
+    /// Round by round: this engine's events/s over the yardstick's in the
+    /// same round (the two ran back to back), median, min and max over the
+    /// rounds. A second reading of the ratio for machines with slow and
+    /// fast phases: a phase longer than a round shifts both of its runs,
+    /// where the two medians of `ratioToBaseline` may come from different
+    /// phases. (Phases shorter than a run widen both.)
+    var pairedRatio: Spread<Double>?
     /// The engine `ratioToBaseline` is read against.
     let yardstick: String?
     /// Every measured repetition, in the order run.

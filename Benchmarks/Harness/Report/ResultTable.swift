@@ -30,7 +30,12 @@ struct ResultTable {
                 Format.bytes(row.peakRSSBytes) + (row.peakRSSGrowthBytes.map { " (+\(Format.mebibytes($0)))" } ?? ""),
             ]
         }
-        notes = results.compactMap { row in
+        let paired = results.compactMap { row -> String? in
+            guard let ratio = row.pairedRatio, let yardstick = row.yardstick else { return nil }
+            return "\(row.scenario) on \(row.engine) vs \(yardstick), round by round: "
+                + "\(Format.ratio(ratio.median)) (\(Format.ratio(ratio.min)) – \(Format.ratio(ratio.max)))"
+        }
+        notes = paired + results.compactMap { row in
             guard !row.counters.isEmpty || !row.figures.isEmpty else { return nil }
             let counts = row.counters.map { ($0.key, Format.count($0.value)) }
             let figures = row.figures.map { ($0.key, Format.figure($0.value)) }
