@@ -7,21 +7,28 @@ internal import Atomics
 /// the delivery only names the watcher, so queueing one neither boxes nor
 /// casts the value, and asks the runtime for no metadata.
 enum AtomDelivery {
-    /// The watcher's next value.
-    case watcher(AnyAtomWatcher)
+    /// The watcher's next value. The delivery owns one reference to the
+    /// watcher, taken when it was queued and given back by `deliver`: a
+    /// batch holds no counted reference, so going through it and clearing
+    /// it retain and release nothing else.
+    case watcher(Unmanaged<AnyAtomWatcher>)
     indirect case observer(ObserverDelivery)
 
+    /// Delivers; once per delivery (it gives the watcher's reference back).
     func deliver() {
         switch self {
-        case .watcher(let watcher): watcher.deliverNext()
-        case .observer(let delivery): delivery.deliver()
+        case .watcher(let watcher):
+            watcher._withUnsafeGuaranteedRef { $0.deliverNext() }
+            watcher.release()
+        case .observer(let delivery):
+            delivery.deliver()
         }
     }
 
     /// Under the store's exclusion, by the thread taking the batch to
     /// deliver: the watcher hands its queued values over to its delivery.
     func take() {
-        if case .watcher(let watcher) = self { watcher.takeQueued() }
+        if case .watcher(let watcher) = self { watcher._withUnsafeGuaranteedRef { $0.takeQueued() } }
     }
 }
 

@@ -293,12 +293,14 @@ final class AtomGraph {
     func endUpdate() {
         while pendingCount > 0 {
             while buckets[lowestBucket].isEmpty { lowestBucket += 1 }
-            let node = buckets[lowestBucket].removeLast().node
+            let entry = buckets[lowestBucket].removeLast()
             pendingCount -= 1
-            // A stale entry (the node was moved to a higher bucket) or one
-            // already brought up to date by a watch.
-            if node.height != lowestBucket || node.processedEpoch == epoch || node.isReleased { continue }
-            process(node)
+            entry.with { node in
+                // A stale entry (the node was moved to a higher bucket) or
+                // one already brought up to date by a watch.
+                if node.height != lowestBucket || node.processedEpoch == epoch || node.isReleased { return }
+                process(node)
+            }
         }
         lowestBucket = 0
         propagating = false
@@ -317,13 +319,22 @@ final class AtomGraph {
 
     /// A node's value changed: its dependents are scheduled.
     func changed(_ node: AnyAtomNode) {
-        for index in node.dependents.indices {
-            let dependent = node.dependents[index].node
-            if dependent.scheduledEpoch == epoch { continue }
-            dependent.scheduledEpoch = epoch
-            if dependent.processedEpoch != epoch { addToBucket(dependent) }
-        }
+        // Through the buffer and uncounted: no retain of a dependent (each
+        // listed one is alive, see `dependents`); a watched leaf has none.
+        if !node.dependents.isEmpty { schedule(dependentsOf: node) }
         if !observers.isEmpty { changedNodes.append(node) }
+    }
+
+    private func schedule(dependentsOf node: AnyAtomNode) {
+        node.dependents.withUnsafeBufferPointer { dependents in
+            for entry in dependents {
+                entry.with { dependent in
+                    if dependent.scheduledEpoch == epoch { return }
+                    dependent.scheduledEpoch = epoch
+                    if dependent.processedEpoch != epoch { addToBucket(dependent) }
+                }
+            }
+        }
     }
 
     private func addToBucket(_ node: AnyAtomNode) {

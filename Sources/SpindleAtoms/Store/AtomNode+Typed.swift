@@ -72,6 +72,26 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     }
 
     override func recompute(in graph: AtomGraph) throws(AtomError) -> Bool {
+        // The usual node holds no terminations: nothing to set aside (the
+        // general path below costs a retain and a release of the list).
+        guard terminations.isEmpty else { return try recomputeEndingTerminations(in: graph) }
+        generation &+= 1
+        let made: Value
+        do {
+            made = try graph.compute(self, producer.compute)
+        } catch {
+            // The old value stays; what the failed computation added ends now.
+            generation &-= 1
+            if !terminations.isEmpty {
+                graph.ends.append(contentsOf: terminations)
+                terminations.removeAll()
+            }
+            throw error
+        }
+        return replaceValue(with: made, in: graph)
+    }
+
+    private func recomputeEndingTerminations(in graph: AtomGraph) throws(AtomError) -> Bool {
         generation &+= 1
         // The old computation's terminations run once the new value is in;
         // the new computation adds its own.
@@ -105,12 +125,21 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         endValue(old, in: graph)
         slot.pointee = newValue
         if let isEqual = producer.isEqual, isEqual(old, newValue) { return false }
-        for watcher in watchers {
-            unsafeDowncast(watcher, to: AtomWatcher<Value>.self).enqueue(newValue)
-            graph.outbox.append(.watcher(watcher))
-        }
+        if !watchers.isEmpty { queue(newValue, in: graph) }
         graph.changed(self)
         return true
+    }
+
+    /// Queues `value` for each watcher: the delivery holds the watcher
+    /// (one retain, released once delivered); the list is read in place.
+    private func queue(_ value: Value, in graph: AtomGraph) {
+        watchers.withUnsafeBufferPointer { watchers in
+            for index in watchers.indices {
+                let watcher = Unmanaged.passUnretained(watchers[index])
+                watcher._withUnsafeGuaranteedRef { unsafeDowncast($0, to: AtomWatcher<Value>.self).enqueue(value) }
+                graph.outbox.append(.watcher(watcher.retain()))
+            }
+        }
     }
 
     /// Queues the end of what `old` held (its producer's `end`: a task

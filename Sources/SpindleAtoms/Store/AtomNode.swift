@@ -117,10 +117,19 @@ class AnyAtomNode {
 /// propagation goes through most (dependents, the height buckets): where
 /// each is used, something else keeps the node alive (see each list).
 struct NodeRef {
-    unowned(unsafe) let node: AnyAtomNode
+    let reference: Unmanaged<AnyAtomNode>
 
     init(_ node: AnyAtomNode) {
-        self.node = node
+        reference = .passUnretained(node)
+    }
+
+    /// The node, counted where it is kept.
+    var node: AnyAtomNode { reference.takeUnretainedValue() }
+
+    /// Runs `body` with the node uncounted (the propagation's loops).
+    @inline(__always)
+    func with<Result>(_ body: (AnyAtomNode) -> Result) -> Result {
+        reference._withUnsafeGuaranteedRef(body)
     }
 }
 
