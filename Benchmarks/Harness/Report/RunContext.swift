@@ -72,7 +72,9 @@ struct RunContext: Sendable {
     var methodNote: String {
         """
         events/s: median (min – max) over the repetitions; vs yardstick: median events/s \
-        over the scenario's yardstick engine's in this run (baseline for the queue scenarios, dispatch for many-loops). Latencies: medians of the per-repetition \
+        over the scenario's yardstick engine's in this run (baseline for the queue scenarios, dispatch for many-loops); \
+        "round by round": the median (min – max) over the rounds of the ratio of the two engines' runs in one round, \
+        which are back to back. Latencies: medians of the per-repetition \
         percentiles. allocs/event: allocator calls in the measured region / events\
         \(allocationsCounted ? "" : " (n/a: counting needs glibc)"). peak RSS: the \
         process's VmHWM during a repetition (largest over repetitions), after a \
