@@ -116,7 +116,7 @@ final class StateSubscriptionHandle<State: Sendable>: Sendable {
 /// `next` from the consuming task; the buffer is under `storage`'s lock.
 /// No lock is held while a waiter is resumed.
 final class StateSubscription<State: Sendable>: Sendable {
-    /// `@unchecked Sendable`: its `latest` pointer is only dereferenced
+    /// `@unchecked Sendable`: its `latestSlot` pointer is only dereferenced
     /// under the subscription's lock, like the rest of the storage.
     private struct Storage: @unchecked Sendable {
         var states: [State] = []
@@ -154,9 +154,9 @@ final class StateSubscription<State: Sendable>: Sendable {
                 ? .allocate(byteCount: MemoryLayout<State>.size, alignment: MemoryLayout<State>.alignment) : nil
         }
 
-        var hasBuffered: Bool { latestSlot != nil ? hasLatest : head < states.count }
-
         var bufferedCount: Int { latestSlot != nil ? (hasLatest ? 1 : 0) : states.count - head }
+
+        var hasBuffered: Bool { bufferedCount > 0 }
 
         /// Drops what waits (a subscriber that left).
         mutating func dropBuffered() {

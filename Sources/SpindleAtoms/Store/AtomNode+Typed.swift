@@ -72,31 +72,12 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     }
 
     override func recompute(in graph: AtomGraph) throws(AtomError) -> Bool {
-        // The usual node holds no terminations: nothing to set aside (the
-        // general path below costs a retain and a release of the list).
-        guard terminations.isEmpty else { return try recomputeEndingTerminations(in: graph) }
-        generation &+= 1
-        let made: Value
-        do {
-            made = try graph.compute(self, producer.compute)
-        } catch {
-            // The old value stays; what the failed computation added ends now.
-            generation &-= 1
-            if !terminations.isEmpty {
-                graph.ends.append(contentsOf: terminations)
-                terminations.removeAll()
-            }
-            throw error
-        }
-        return replaceValue(with: made, in: graph)
-    }
-
-    private func recomputeEndingTerminations(in graph: AtomGraph) throws(AtomError) -> Bool {
         generation &+= 1
         // The old computation's terminations run once the new value is in;
-        // the new computation adds its own.
-        var oldTerminations: [@Sendable () -> Void] = []
-        swap(&oldTerminations, &terminations)
+        // the new computation adds its own. Set aside only when there are
+        // any: the usual node has none, and moving an empty list out and
+        // back would still retain and release it.
+        let oldTerminations = terminations.isEmpty ? nil : takeTerminations()
         let made: Value
         do {
             made = try graph.compute(self, producer.compute)
@@ -104,12 +85,18 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
             // The old value stays, with its terminations; what the failed
             // computation added ends now.
             generation &-= 1
-            swap(&oldTerminations, &terminations)
-            if !oldTerminations.isEmpty { graph.ends.append(contentsOf: oldTerminations) }
+            if !terminations.isEmpty { graph.ends.append(contentsOf: takeTerminations()) }
+            if let oldTerminations { terminations = oldTerminations }
             throw error
         }
-        if !oldTerminations.isEmpty { graph.ends.append(contentsOf: oldTerminations) }
+        if let oldTerminations { graph.ends.append(contentsOf: oldTerminations) }
         return replaceValue(with: made, in: graph)
+    }
+
+    private func takeTerminations() -> [@Sendable () -> Void] {
+        var taken: [@Sendable () -> Void] = []
+        swap(&taken, &terminations)
+        return taken
     }
 
     /// Stores `newValue` (from a recomputation, a set or the work that
