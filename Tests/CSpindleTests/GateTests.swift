@@ -2,6 +2,7 @@ import CSpindle
 import Foundation
 import Synchronization
 import Testing
+import SpindleTestSupport
 
 /// What one emitter thread did, for the gate tests.
 final class GateProbe: Sendable {
@@ -28,7 +29,7 @@ extension CSpindleTarget {
                 probe.left.store(true, ordering: .sequentiallyConsistent)
                 spindle_gate_exit()
             }
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + hangGuard
             while !probe.inside.load(ordering: .sequentiallyConsistent), ContinuousClock.now < deadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }
@@ -38,7 +39,7 @@ extension CSpindleTarget {
             // Read before the join: the section was open when the wait
             // began, so the grace period cannot have ended before its exit.
             let leftBeforeTheWaitEnded = probe.left.load(ordering: .sequentiallyConsistent)
-            #expect(emitter.join(timeoutSeconds: 10))
+            #expect(emitter.join())
             #expect(leftBeforeTheWaitEnded, "the grace period ended while the section was open")
         }
 
@@ -49,10 +50,9 @@ extension CSpindleTarget {
             spindle_gate_exit()
             // Other suites' loops may emit meanwhile (urcu-bp's registry is
             // process-wide), and liburcu sleeps 10 ms per round while a
-            // section stays open: the bound catches a hang, not a slow round.
-            let start = ContinuousClock.now
+            // section stays open, so no time is asserted: the check is that
+            // every wait returns (a section left open would hang the test).
             for _ in 0..<10 { spindle_gate_wait_for_emitters() }
-            #expect(ContinuousClock.now - start < .seconds(10))
         }
     }
 }

@@ -89,7 +89,7 @@ extension CSpindleTarget {
             spindle_task_after_grace_period(memory.task(0, context: context), graceCallback)
             record.asked.store(true, ordering: .sequentiallyConsistent)
             try waitForCallbacks(record, count: 1)
-            #expect(holder.join(timeoutSeconds: 10))
+            #expect(holder.join())
             let holderHadLeft = record.holderHadLeft.load(ordering: .sequentiallyConsistent)
             #expect(holderHadLeft, "the callback ran while a section open before it was asked for was still open")
             memory.deinitialize(0)
@@ -115,7 +115,7 @@ extension CSpindleTarget {
                     spindle_task_after_grace_period(memory.task(index, context: context), graceCallback)
                 }
             }
-            #expect(askers.join(timeoutSeconds: 60))
+            #expect(askers.join())
             try waitForCallbacks(record, count: threads * perThread)
             let wrong = record.calls.withLock { calls in calls.indices.filter { calls[$0] != 1 } }
             #expect(wrong.isEmpty, "tasks not called back exactly once: \(wrong.prefix(10))")

@@ -31,9 +31,10 @@ private func park(on parker: OpaquePointer, timeout: Duration, deadline: Continu
     return (true, timeouts)
 }
 
-/// A wait timeout (60 s) far beyond every time limit the tests put on a
-/// wait, so a wait that ends within the limit was ended by a notify.
-private let farBeyondTheLimit: UInt64 = 60_000_000_000
+/// A wait timeout (twice the hang guard) far beyond every time limit the
+/// tests put on a wait, so a wait that ends within the limit was ended by a
+/// notify.
+private let farBeyondTheLimit: UInt64 = 2 * UInt64(hangGuardSeconds) * 1_000_000_000
 
 /// How long one `spindle_parker_wait` slept, measured on its own thread.
 final class WaitDuration: Sendable {
@@ -45,7 +46,7 @@ final class WaitDuration: Sendable {
 /// (a wait that ignores its timeout fails the test instead of hanging it;
 /// the caller then leaks the parker, which that thread still uses).
 private func timedWait(_ parker: OpaquePointer, key: UInt64, timeoutNanoseconds: UInt64,
-                       limitSeconds: Int = 5) -> Duration? {
+                       limitSeconds: Int = Int(hangGuardSeconds)) -> Duration? {
     let shared = SharedHandle(raw: parker)
     let result = WaitDuration()
     let thread = TestThreads(1, name: "parker-timed") { _ in
@@ -63,7 +64,6 @@ final class WakeState: Sendable {
     let condition = Atomic<Bool>(false)
     /// Waiters about to call spindle_parker_wait for the first time.
     let aboutToSleep = Atomic<Int>(0)
-    let unsatisfied = Atomic<Int>(0)
 }
 
 /// Two threads passing a turn counter back and forth, each on its own parker.
@@ -138,8 +138,9 @@ extension CSpindleTarget {
             let elapsed = try #require(timedWait(parker, key: key,
                                                  timeoutNanoseconds: UInt64(milliseconds) * 1_000_000))
             spindle_parker_destroy(parker)
+            // No upper bound on a loaded machine: a wait that ignored its
+            // timeout would still be asleep when timedWait gives up.
             #expect(elapsed >= .milliseconds(milliseconds) - .microseconds(500))
-            #expect(elapsed < .seconds(2))
         }
 
         /// One notify wakes every sleeping waiter, from another thread.
@@ -150,7 +151,6 @@ extension CSpindleTarget {
             let state = WakeState()
             let threads = TestThreads(waiters, name: "parker-waiter") { _ in
                 var announced = false
-                let deadline = ContinuousClock.now + .seconds(10)
                 while !state.condition.load(ordering: .sequentiallyConsistent) {
                     let key = spindle_parker_prepare(parker.raw)
                     if state.condition.load(ordering: .sequentiallyConsistent) {
@@ -161,20 +161,16 @@ extension CSpindleTarget {
                         state.aboutToSleep.add(1, ordering: .relaxed)
                         announced = true
                     }
-                    // Far beyond the join's 15 s: a waiter that the join
+                    // Far beyond the join's limit: a waiter that the join
                     // sees end was woken by the notify, not by its timeout.
                     spindle_parker_wait(parker.raw, key, farBeyondTheLimit)
-                    if ContinuousClock.now > deadline {
-                        state.unsatisfied.add(1, ordering: .relaxed)
-                        break
-                    }
                 }
             }
             // Let every waiter get into the futex before notifying. One that
             // is not asleep yet finds the round ended and returns at once
             // (the protocol's other path): the pause picks the path this test
             // usually takes, the checks hold on either.
-            let readyDeadline = ContinuousClock.now + .seconds(5)
+            let readyDeadline = ContinuousClock.now + hangGuard  // ends as soon as they are ready
             while state.aboutToSleep.load(ordering: .relaxed) < waiters, ContinuousClock.now < readyDeadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }
@@ -182,12 +178,11 @@ extension CSpindleTarget {
 
             state.condition.store(true, ordering: .sequentiallyConsistent)
             spindle_parker_notify(raw)
-            let joined = threads.join(timeoutSeconds: 15)
+            let joined = threads.join()
             #expect(joined, "a waiter slept through the notify")
             guard joined else { return }  // leak: a waiter may still sleep on it
             spindle_parker_destroy(raw)
             #expect(state.aboutToSleep.load(ordering: .relaxed) == waiters, "every waiter went to sleep")
-            #expect(state.unsatisfied.load(ordering: .relaxed) == 0)
         }
 
         /// A sleeper takes ~13 us to get up after its wake; producers notify
@@ -213,7 +208,7 @@ extension CSpindleTarget {
                     spindle_parker_wait(parker.raw, key, 3_000_000_000)
                 }
             }
-            let readyDeadline = ContinuousClock.now + .seconds(5)
+            let readyDeadline = ContinuousClock.now + hangGuard  // ends as soon as they are ready
             while state.aboutToSleep.load(ordering: .relaxed) < 1, ContinuousClock.now < readyDeadline {
                 Thread.sleep(forTimeInterval: 0.001)
             }
@@ -223,8 +218,8 @@ extension CSpindleTarget {
             let notifiers = TestThreads(2, name: "parker-storm") { _ in
                 for _ in 0..<notifiesPerThread { spindle_parker_notify(parker.raw) }
             }
-            #expect(notifiers.join(timeoutSeconds: 15))
-            let joined = waiter.join(timeoutSeconds: 15)
+            #expect(notifiers.join())
+            let joined = waiter.join()
             #expect(joined)
             guard joined else { return }  // leak: the waiter may still sleep on it
             let wakes = spindle_parker_wake_count(raw)
@@ -245,8 +240,9 @@ extension CSpindleTarget {
             let parkers = try [#require(spindle_parker_create()), #require(spindle_parker_create())]
             let shared = parkers.map { SharedHandle(raw: $0) }
             let state = PingPongState()
-            let start = ContinuousClock.now
-            let deadline = start + .seconds(25)
+            // The hang guard, not a margin: even a parker that lost every
+            // wake-up would end each wait at its timeout and go on.
+            let deadline = ContinuousClock.now + hangGuard
             let threads = TestThreads(2, name: "ping-pong") { side in
                 let mine = shared[side].raw
                 let other = shared[1 - side].raw
@@ -264,8 +260,7 @@ extension CSpindleTarget {
                 }
                 state.timeouts.add(timeouts, ordering: .relaxed)
             }
-            let joined = threads.join(timeoutSeconds: 40)
-            let elapsed = ContinuousClock.now - start
+            let joined = threads.join()
             #expect(joined)
             guard joined else { return }  // leak: a thread may still sleep on them
             for parker in parkers { spindle_parker_destroy(parker) }
@@ -275,7 +270,6 @@ extension CSpindleTarget {
             // three CPU hogs; one that drops a notify landing between prepare
             // and wait timed out 22 to 408 of them (a 1% bar would miss it).
             #expect(timeouts <= 5, "\(timeouts) waits timed out: lost wake-ups")
-            #expect(elapsed < .seconds(30))
         }
     }
 }

@@ -314,7 +314,7 @@ extension CSpindleTarget {
 
             // This (test) thread is the single consumer. It first lets the
             // producers fill the ring, so that the full path surely runs.
-            let fillDeadline = ContinuousClock.now + .seconds(5)
+            let fillDeadline = ContinuousClock.now + hangGuard  // producers fill it at once unless starved
             while progress.failures.load(ordering: .relaxed) == 0, ContinuousClock.now < fillDeadline {
                 sched_yield()
             }
@@ -354,7 +354,7 @@ extension CSpindleTarget {
                 idle.pause()
             }
             // After an abort a producer may be stuck inside a broken claim.
-            let joined = threads.join(timeoutSeconds: timedOut ? 5 : 60)
+            let joined = threads.join(timeoutSeconds: timedOut ? 5 : Int(hangGuardSeconds))
             #expect(joined)
             #expect(!timedOut)
             #expect(sawFullRing, "producers met a full ring and retried")

@@ -102,10 +102,14 @@ final class TestThreads: Sendable {
         }
     }
 
-    /// Waits up to `timeoutSeconds` for every thread. False when some thread is
-    /// still running: the caller must then leak the C object rather than
-    /// destroy it under that thread.
-    func join(timeoutSeconds: Int = 60) -> Bool {
+    /// Waits for every thread, up to `timeoutSeconds`. False when some thread
+    /// is still running: the caller must then leak the C object rather than
+    /// destroy it under that thread. The default is the hang guard (10
+    /// minutes), not a margin on how long the work takes: under Thread
+    /// Sanitizer beside two CPU hogs and the parallel suite, 1.6 million
+    /// pool operations took over a minute (CI, concurrentAcquireAndRelease).
+    /// A shorter limit is only for threads already told to stop.
+    func join(timeoutSeconds: Int = Int(hangGuardSeconds)) -> Bool {
         let deadline = DispatchTime.now() + .seconds(timeoutSeconds)
         for _ in 0..<count where finished.wait(timeout: deadline) == .timedOut {
             return false

@@ -100,7 +100,7 @@ private func consumeAndCheck(
         idle.pause()
     }
     // After an abort a producer may be stuck inside a broken queue.
-    let joined = threads.join(timeoutSeconds: timedOut ? 5 : 60)
+    let joined = threads.join(timeoutSeconds: timedOut ? 5 : Int(hangGuardSeconds))
     #expect(joined)
     #expect(!timedOut)
     #expect(progress.failures.load(ordering: .relaxed) == 0)
