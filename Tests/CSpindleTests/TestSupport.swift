@@ -104,11 +104,10 @@ final class TestThreads: Sendable {
 
     /// Waits for every thread, up to `timeoutSeconds`. False when some thread
     /// is still running: the caller must then leak the C object rather than
-    /// destroy it under that thread. The default is the hang guard (10
-    /// minutes), not a margin on how long the work takes: under Thread
-    /// Sanitizer beside two CPU hogs and the parallel suite, 1.6 million
-    /// pool operations took over a minute (CI, concurrentAcquireAndRelease).
-    /// A shorter limit is only for threads already told to stop.
+    /// destroy it under that thread. The default is the hang guard, not a
+    /// margin on how long the work takes, which Thread Sanitizer and a
+    /// loaded machine stretch without bound. A shorter limit is only for
+    /// threads already told to stop.
     func join(timeoutSeconds: Int = Int(hangGuardSeconds)) -> Bool {
         let deadline = DispatchTime.now() + .seconds(timeoutSeconds)
         for _ in 0..<count where finished.wait(timeout: deadline) == .timedOut {
