@@ -36,12 +36,7 @@ public struct AtomTransactionContext: Sendable {
     /// - Throws: ``AtomError/cycle(path:)`` if `atom` depends on this one;
     ///   ``AtomError/storeClosed``.
     public func watch<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
-        let node = guarded.node
-        let generation = generation
-        return try perform { (graph: AtomGraph) throws(AtomError) in
-            guard !node.isReleased, node.generation == generation else { return try graph.read(atom) }
-            return node.isComputing ? try graph.watch(atom, from: node) : try graph.watchLate(atom, from: node)
-        }
+        try guarded.node.core.watch(atom, from: guarded.node, generation: generation)
     }
 
     /// The value of `atom`, without depending on it.

@@ -60,8 +60,7 @@ extension AtomGraph {
     ) throws(AtomError) -> (node: NodeOf<A>, watcher: AtomWatcher<A.Produced>) {
         let node = try resolve(atom, in: scope)
         let watcher = AtomWatcher(onUpdate: onUpdate)
-        node.watchers.append(watcher)
-        node.watcherCount += 1
+        node.addWatcher(watcher)
         initial(node.value)
         return (node, watcher)
     }
@@ -70,9 +69,7 @@ extension AtomGraph {
     /// if nothing else uses it.
     func removeWatcher<A: Atom>(_ watcher: AtomWatcher<A.Produced>, from node: NodeOf<A>) {
         watcher.cancel()
-        guard !node.isReleased, let index = node.watchers.firstIndex(where: { $0 === watcher }) else { return }
-        node.watchers.remove(at: index)
-        node.watcherCount -= 1
+        guard !node.isReleased, node.removeWatcher(watcher) else { return }
         addReleaseCandidate(node)
     }
 

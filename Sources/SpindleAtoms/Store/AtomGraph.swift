@@ -107,6 +107,15 @@ final class AtomGraph {
         try resolve(atom, in: scope).value
     }
 
+    /// A context's watch: `atom`'s value, recorded as a dependency of
+    /// `node` while its value of `generation` is computing, made a late
+    /// dependency after that (a task's body), and only read once the node
+    /// has a newer value or was released.
+    func watch<A: Atom>(_ atom: A, from node: AnyAtomNode, generation: UInt64) throws(AtomError) -> A.Produced {
+        guard !node.isReleased, node.generation == generation else { return try read(atom) }
+        return node.isComputing ? try watch(atom, from: node) : try watchLate(atom, from: node)
+    }
+
     /// The value of `atom`, recorded as a dependency of `node`, which is
     /// computing.
     func watch<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
@@ -116,17 +125,18 @@ final class AtomGraph {
         // recorded (its edge exists, so it closes no cycle). The first
         // watch that differs records the matched ones and goes on recording.
         if !node.diverged {
-            if node.matched < node.dependencies.count,
-               let known = dependency(of: node, at: node.matched, ifItIs: atom) {
+            let position = node.matched
+            if position < node.dependencies.count, isDependency(of: node, at: position, atom) {
                 node.matched &+= 1
-                return known.value
+                return value(ofDependency: position, of: node, as: A.self)
             }
             diverge(node)
         }
         let position = recorded.count &- node.recordBase
-        if position < node.dependencies.count, let known = dependency(of: node, at: position, ifItIs: atom) {
+        if position < node.dependencies.count, isDependency(of: node, at: position, atom) {
+            let known = node.dependencies[position].takeUnretainedValue()
             recorded.append(known)
-            return known.value
+            return unsafeDowncast(known, to: NodeOf<A>.self).value
         }
         let dependency = try resolve(atom, watcher: node)
         recorded.append(dependency)
@@ -134,33 +144,42 @@ final class AtomGraph {
         return dependency.value
     }
 
-    /// `node`'s dependency at `position` if it is `atom`'s node (not
-    /// computing), brought up to date if the running propagation scheduled it.
+    /// Whether `node`'s dependency at `position` is `atom`'s node (not
+    /// computing); if so, it is brought up to date if the running
+    /// propagation scheduled it. Uncounted: `node` holds its dependencies.
     @inline(__always)
-    private func dependency<A: Atom>(of node: AnyAtomNode, at position: Int, ifItIs atom: A) -> NodeOf<A>? {
-        let candidate = node.dependencies[position]
-        guard candidate.atomType == ObjectIdentifier(A.self) else { return nil }
-        let known = unsafeDowncast(candidate, to: NodeOf<A>.self)
-        guard !known.isComputing, known.atom.key == atom.key else { return nil }
-        if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
-        return known
+    private func isDependency<A: Atom>(of node: AnyAtomNode, at position: Int, _ atom: A) -> Bool {
+        node.dependencies[position]._withUnsafeGuaranteedRef { candidate in
+            guard candidate.atomType == ObjectIdentifier(A.self) else { return false }
+            let known = unsafeDowncast(candidate, to: NodeOf<A>.self)
+            guard !known.isComputing, known.atom.key == atom.key else { return false }
+            if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
+            return true
+        }
+    }
+
+    /// The value of `node`'s dependency at `position`, known to be an `A`'s
+    /// (uncounted, as in `isDependency`).
+    @inline(__always)
+    private func value<A: Atom>(ofDependency position: Int, of node: AnyAtomNode, as _: A.Type) -> A.Produced {
+        node.dependencies[position]._withUnsafeGuaranteedRef { unsafeDowncast($0, to: NodeOf<A>.self).value }
     }
 
     /// Ends the counting of matched watches: they are recorded, and what
     /// `node`'s computation watches from now on is too.
     private func diverge(_ node: AnyAtomNode) {
         node.diverged = true
-        recorded.append(contentsOf: node.dependencies[0..<node.matched])
+        for position in 0..<node.matched { recorded.append(node.dependencies[position].takeUnretainedValue()) }
     }
 
     /// The value of `atom`, made a dependency of `node` after its
     /// computation (a task atom's body watching once it runs).
     func watchLate<A: Atom>(_ atom: A, from node: AnyAtomNode) throws(AtomError) -> A.Produced {
         let dependency = try resolve(atom, watcher: node)
-        if !node.dependencies.contains(where: { $0 === dependency }),
+        if !node.dependencies.contains(dependency),
            !node.lateDependencies.contains(where: { $0 === dependency }) {
             node.lateDependencies.append(dependency)
-            dependency.dependents.append(NodeRef(node))
+            dependency.dependents.append(node)
             if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
         }
         return dependency.value
@@ -212,11 +231,10 @@ final class AtomGraph {
             kept += 1
         }
         recorded.removeSubrange(kept...)
-        let old = node.dependencies
-        if old.count == kept - base, zip(old, recorded[base...]).allSatisfy({ $0 === $1 }) { return }
+        if node.dependencies.elementsEqual(recorded[base...]) { return }
         stamp &+= 1
         let previous = stamp
-        for dependency in old {
+        node.dependencies.forEach { dependency in
             if dependency.mark != seen {
                 dependency.removeDependent(node)
                 addReleaseCandidate(dependency)
@@ -225,14 +243,14 @@ final class AtomGraph {
         }
         for late in node.lateDependencies { late.mark = previous }
         for dependency in recorded[base...] where dependency.mark != previous {
-            dependency.dependents.append(NodeRef(node))
+            dependency.dependents.append(node)
         }
         if !node.lateDependencies.isEmpty {
             // A late dependency watched in the computation now: its edge
             // belongs to the list of the computation's.
             node.lateDependencies.removeAll { late in recorded[base...].contains { $0 === late } }
         }
-        node.dependencies = Array(recorded[base...])
+        node.setDependencies(recorded[base...])
     }
 
     /// Gives `node` height `height` and its dependents heights above it,
@@ -240,8 +258,8 @@ final class AtomGraph {
     private func raiseHeight(of node: AnyAtomNode, to height: Int) {
         node.height = height
         if propagating, node.scheduledEpoch == epoch, node.processedEpoch != epoch { addToBucket(node) }
-        for dependent in node.dependents where dependent.node.height <= height {
-            raiseHeight(of: dependent.node, to: height &+ 1)
+        node.dependents.forEach { dependent in
+            if dependent.height <= height { raiseHeight(of: dependent, to: height &+ 1) }
         }
     }
 
@@ -271,7 +289,8 @@ final class AtomGraph {
             if current.mark == visited || current.height <= target.height { return false }
             current.mark = visited
             trail.append(current)
-            for dependency in current.dependencies where search(dependency) { return true }
+            for index in 0..<current.dependencies.count
+            where search(current.dependencies[index].takeUnretainedValue()) { return true }
             for dependency in current.lateDependencies where search(dependency) { return true }
             trail.removeLast()
             return false
@@ -326,14 +345,10 @@ final class AtomGraph {
     }
 
     private func schedule(dependentsOf node: AnyAtomNode) {
-        node.dependents.withUnsafeBufferPointer { dependents in
-            for entry in dependents {
-                entry.with { dependent in
-                    if dependent.scheduledEpoch == epoch { return }
-                    dependent.scheduledEpoch = epoch
-                    if dependent.processedEpoch != epoch { addToBucket(dependent) }
-                }
-            }
+        node.dependents.forEach { dependent in
+            if dependent.scheduledEpoch == epoch { return }
+            dependent.scheduledEpoch = epoch
+            if dependent.processedEpoch != epoch { addToBucket(dependent) }
         }
     }
 
@@ -401,11 +416,11 @@ final class AtomGraph {
     func releaseNode(_ node: AnyAtomNode) {
         node.isReleased = true
         if nodes[node.key] === node { nodes[node.key] = nil }
-        for dependency in node.dependencies + node.lateDependencies {
+        for dependency in node.dependencies.array + node.lateDependencies {
             dependency.removeDependent(node)
             addReleaseCandidate(dependency)
         }
-        node.dependencies = []
+        node.clearDependencies()
         node.lateDependencies = []
         node.release(in: self)
         if !observers.isEmpty {

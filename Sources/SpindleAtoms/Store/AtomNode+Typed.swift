@@ -18,10 +18,11 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// value's type asks the runtime for that optional's metadata.
     private let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     @exclusivity(unchecked) private(set) var hasValue = false
-    /// The watchers from outside the graph, in the order they came.
-    /// (Each an `AtomWatcher<Value>`; the list is not generic, so that
-    /// going through it needs no metadata lookup.)
-    @exclusivity(unchecked) var watchers: [AnyAtomWatcher] = []
+    /// The watchers from outside the graph, in the order they came;
+    /// counted: the node holds each (`addWatcher` retains it, its removal
+    /// releases it). (Each an `AtomWatcher<Value>`; the list's element is
+    /// not generic, so that going through it needs no metadata lookup.)
+    @exclusivity(unchecked) private(set) var watchers = ReferenceList<AnyAtomWatcher>()
     /// The kind's producer, with `isEqual` filled in for an `Equatable`
     /// value: a new value equal to the old one stops propagation here.
     let producer: AtomProducer<Value>
@@ -38,6 +39,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     deinit {
         clearValue()
         slot.deallocate()
+        watchers.releaseAll()
+        watchers.deallocate()
     }
 
     override var atomDescription: String { String(describing: atom) }
@@ -120,13 +123,27 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// Queues `value` for each watcher: the delivery holds the watcher
     /// (one retain, released once delivered); the list is read in place.
     private func queue(_ value: Value, in graph: AtomGraph) {
-        watchers.withUnsafeBufferPointer { watchers in
-            for index in watchers.indices {
-                let watcher = Unmanaged.passUnretained(watchers[index])
-                watcher._withUnsafeGuaranteedRef { unsafeDowncast($0, to: AtomWatcher<Value>.self).enqueue(value) }
-                graph.outbox.append(.watcher(watcher.retain()))
-            }
+        for index in 0..<watchers.count {
+            let watcher = watchers[index]
+            watcher._withUnsafeGuaranteedRef { unsafeDowncast($0, to: AtomWatcher<Value>.self).enqueue(value) }
+            graph.outbox.append(.watcher(watcher.retain()))
         }
+    }
+
+    /// Adds a watcher from outside the graph (counted).
+    func addWatcher(_ watcher: AtomWatcher<Value>) {
+        watchers.append(watcher)
+        _ = Unmanaged.passUnretained(watcher).retain()
+        watcherCount += 1
+    }
+
+    /// Removes a watcher; whether it was there.
+    func removeWatcher(_ watcher: AnyAtomWatcher) -> Bool {
+        guard let index = watchers.firstIndex(of: watcher) else { return false }
+        watchers[index].release()
+        watchers.remove(at: index)
+        watcherCount -= 1
+        return true
     }
 
     /// Queues the end of what `old` held (its producer's `end`: a task
@@ -144,7 +161,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         terminations.removeAll()
         clearValue()
         resource = nil
-        for watcher in watchers { watcher.cancel() }
+        watchers.forEach { $0.cancel() }
+        watchers.releaseAll()
         watchers.removeAll()
         watcherCount = 0
     }

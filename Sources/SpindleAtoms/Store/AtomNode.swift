@@ -20,9 +20,10 @@ class AnyAtomNode {
     /// The nodes that watch this one (unordered), uncounted: each holds
     /// this one among its `dependencies`, and leaves this list when it stops
     /// watching it or is released, so each is alive while listed here.
-    @exclusivity(unchecked) final var dependents: [NodeRef] = []
-    /// What the last computation watched, in the order it watched them.
-    @exclusivity(unchecked) final var dependencies: [AnyAtomNode] = []
+    @exclusivity(unchecked) final var dependents = ReferenceList<AnyAtomNode>()
+    /// What the last computation watched, in the order it watched them;
+    /// counted: the node holds each (see `setDependencies`).
+    @exclusivity(unchecked) final var dependencies = ReferenceList<AnyAtomNode>()
     /// The atom's type, to tell a node's kind without a dynamic cast.
     let atomType: ObjectIdentifier
     @exclusivity(unchecked) final var isReleased = false
@@ -76,6 +77,12 @@ class AnyAtomNode {
         self.keepAlive = keepAlive
     }
 
+    deinit {
+        dependencies.releaseAll()
+        dependencies.deallocate()
+        dependents.deallocate()
+    }
+
     /// In use: watched, a dependency of a node in use, or kept alive.
     final var isInUse: Bool { keepAlive || watcherCount > 0 || !dependents.isEmpty || isComputing }
 
@@ -106,10 +113,21 @@ class AnyAtomNode {
     // MARK: Edges
 
     final func removeDependent(_ node: AnyAtomNode) {
-        if let index = dependents.firstIndex(where: { $0.node === node }) {
-            dependents.swapAt(index, dependents.count - 1)
-            dependents.removeLast()
-        }
+        if let index = dependents.firstIndex(of: node) { dependents.swapRemove(at: index) }
+    }
+
+    /// Makes `nodes` the dependencies, counted: the new ones are retained
+    /// before the old ones are released, so a node in both lists stays alive.
+    final func setDependencies(_ nodes: ArraySlice<AnyAtomNode>) {
+        for node in nodes { _ = Unmanaged.passUnretained(node).retain() }
+        dependencies.releaseAll()
+        dependencies.replace(with: nodes)
+    }
+
+    /// Lets go of every dependency (the node is released).
+    final func clearDependencies() {
+        dependencies.releaseAll()
+        dependencies.removeAll()
     }
 }
 

@@ -58,6 +58,20 @@ final class StoreCore: @unchecked Sendable {
         return try performExclusively(thread: thread, body)
     }
 
+    /// A context's watch of `atom` for `node`'s value of `generation`:
+    /// as `perform` would run it, without a closure on the usual path (a
+    /// computation's watch, inside the operation on this thread), whose
+    /// captures would be retained and released for each watch.
+    @inline(__always)
+    func watch<A: Atom>(_ atom: A, from node: AnyAtomNode, generation: UInt64) throws(AtomError) -> A.Produced {
+        if owner.load(ordering: .relaxed) == currentThreadID() {
+            return try graph.watch(atom, from: node, generation: generation)
+        }
+        return try performExclusively(thread: currentThreadID()) { (graph: AtomGraph) throws(AtomError) in
+            try graph.watch(atom, from: node, generation: generation)
+        }
+    }
+
     /// `perform` from outside an operation: apart, so that the nested path
     /// (a computation's watch) does not pay for this one's generic result
     /// type, whose metadata the runtime looks up.
