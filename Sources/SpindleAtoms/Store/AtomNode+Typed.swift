@@ -114,7 +114,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         let old = slot.pointee
         endValue(old, in: graph)
         slot.pointee = newValue
-        if let isEqual = producer.isEqual, isEqual(old, newValue) { return false }
+        if producer.isEqual?(old, newValue) == true { return false }
         if !watchers.isEmpty { queue(newValue, in: graph) }
         graph.changed(self)
         return true

@@ -1,6 +1,8 @@
-/// A list of object references in a raw buffer, for the node lists that
-/// the propagation goes through (a node's dependencies, dependents and
-/// watchers).
+/// A list of object references, the first in place and the others in a
+/// raw buffer, for the node lists that the propagation goes through (a
+/// node's dependencies, dependents and watchers). In place: most nodes
+/// have one dependency, one dependent or one watcher, and reading it then
+/// touches no other memory than the node's.
 ///
 /// Not an array: reading an array stored in a class retains its buffer
 /// (the class could change the array during the read), and reading an
@@ -13,25 +15,42 @@
 /// list is never copied while another copy changes it (each is one
 /// class's stored property, used under the store's exclusion).
 struct ReferenceList<Object: AnyObject> {
-    private var base: UnsafeMutablePointer<Unmanaged<Object>>?
+    /// Element 0, while `count > 0`.
+    private var first: UnsafeRawPointer?
+    /// Elements 1 ..< count, at `rest[index - 1]`.
+    private var rest: UnsafeMutablePointer<UnsafeRawPointer>?
+    private var restCapacity = 0
     private(set) var count = 0
-    private var capacity = 0
 
     var isEmpty: Bool { count == 0 }
+
+    @inline(__always)
+    private func opaque(at index: Int) -> UnsafeRawPointer {
+        index == 0 ? first.unsafelyUnwrapped : rest.unsafelyUnwrapped[index &- 1]
+    }
+
+    /// Writes element `index` (< count, or == count with room for it).
+    @inline(__always)
+    private mutating func setOpaque(_ pointer: UnsafeRawPointer, at index: Int) {
+        if index == 0 {
+            first = pointer
+        } else {
+            rest.unsafelyUnwrapped[index &- 1] = pointer
+        }
+    }
 
     /// The object at `index`, uncounted: valid while its owner keeps it.
     @inline(__always)
     subscript(index: Int) -> Unmanaged<Object> {
         precondition(index >= 0 && index < count, "ReferenceList: index out of range")
-        return base.unsafelyUnwrapped[index]
+        return .fromOpaque(opaque(at: index))
     }
 
     /// Calls `body` with each object, uncounted, in order.
     @inline(__always)
     func forEach(_ body: (Object) throws -> Void) rethrows {
-        guard let base else { return }
         for index in 0..<count {
-            try base[index]._withUnsafeGuaranteedRef { try body($0) }
+            try Unmanaged<Object>.fromOpaque(opaque(at: index))._withUnsafeGuaranteedRef { try body($0) }
         }
     }
 
@@ -41,17 +60,15 @@ struct ReferenceList<Object: AnyObject> {
     }
 
     func firstIndex(of object: Object) -> Int? {
-        guard let base else { return nil }
-        for index in 0..<count where base[index].toOpaque() == Unmanaged.passUnretained(object).toOpaque() {
-            return index
-        }
+        let wanted = UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
+        for index in 0..<count where opaque(at: index) == wanted { return index }
         return nil
     }
 
     /// Appends `object`, uncounted.
     mutating func append(_ object: Object) {
-        if count == capacity { grow(to: Swift.max(capacity * 2, 4)) }
-        (base.unsafelyUnwrapped + count).initialize(to: .passUnretained(object))
+        if count > restCapacity { grow(to: Swift.max(restCapacity * 2, 4)) }
+        setOpaque(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()), at: count)
         count &+= 1
     }
 
@@ -60,29 +77,29 @@ struct ReferenceList<Object: AnyObject> {
     mutating func swapRemove(at index: Int) {
         precondition(index >= 0 && index < count, "ReferenceList: index out of range")
         count &-= 1
-        base.unsafelyUnwrapped[index] = base.unsafelyUnwrapped[count]
+        setOpaque(opaque(at: count), at: index)
     }
 
     /// Removes the object at `index`, keeping the order of the others.
     mutating func remove(at index: Int) {
         precondition(index >= 0 && index < count, "ReferenceList: index out of range")
-        let base = base.unsafelyUnwrapped
-        (base + index).update(from: base + index + 1, count: count - index - 1)
+        for later in (index &+ 1)..<count { setOpaque(opaque(at: later), at: later &- 1) }
         count &-= 1
     }
 
     /// Empties the list, keeping its buffer; releases nothing.
     mutating func removeAll() {
         count = 0
+        first = nil
     }
 
     /// Makes the list `objects`, in order (uncounted), keeping the buffer
     /// when it is large enough.
     mutating func replace(with objects: ArraySlice<Object>) {
-        if objects.count > capacity { grow(to: objects.count) }
+        if objects.count > restCapacity &+ 1 { grow(to: objects.count) }
         count = 0
         for object in objects {
-            (base.unsafelyUnwrapped + count).initialize(to: .passUnretained(object))
+            setOpaque(UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()), at: count)
             count &+= 1
         }
     }
@@ -92,7 +109,7 @@ struct ReferenceList<Object: AnyObject> {
         guard objects.count == count else { return false }
         var index = 0
         for object in objects {
-            if base.unsafelyUnwrapped[index].toOpaque() != Unmanaged.passUnretained(object).toOpaque() { return false }
+            if opaque(at: index) != UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque()) { return false }
             index &+= 1
         }
         return true
@@ -100,29 +117,32 @@ struct ReferenceList<Object: AnyObject> {
 
     /// Releases every object (the owner gives its counted references back).
     func releaseAll() {
-        for index in 0..<count { base.unsafelyUnwrapped[index].release() }
+        for index in 0..<count { Unmanaged<Object>.fromOpaque(opaque(at: index)).release() }
     }
 
     /// The objects, counted, in a new array.
     var array: [Object] {
-        (0..<count).map { base.unsafelyUnwrapped[$0].takeUnretainedValue() }
+        (0..<count).map { Unmanaged<Object>.fromOpaque(opaque(at: $0)).takeUnretainedValue() }
     }
 
     /// Frees the buffer; the list is empty after it.
     mutating func deallocate() {
-        base?.deallocate()
-        base = nil
-        count = 0
-        capacity = 0
+        rest?.deallocate()
+        rest = nil
+        restCapacity = 0
+        removeAll()
     }
 
-    private mutating func grow(to newCapacity: Int) {
-        let new = UnsafeMutablePointer<Unmanaged<Object>>.allocate(capacity: newCapacity)
-        if let base {
-            new.moveInitialize(from: base, count: count)
-            base.deallocate()
+    /// Room for `capacity` elements in all (the first in place).
+    private mutating func grow(to capacity: Int) {
+        let newCapacity = capacity &- 1
+        guard newCapacity > restCapacity else { return }
+        let new = UnsafeMutablePointer<UnsafeRawPointer>.allocate(capacity: newCapacity)
+        if let rest {
+            new.moveInitialize(from: rest, count: Swift.max(count &- 1, 0))
+            rest.deallocate()
         }
-        base = new
-        capacity = newCapacity
+        rest = new
+        restCapacity = newCapacity
     }
 }
