@@ -7,9 +7,9 @@
 /// reach the same property), so the runtime's dynamic checks would only
 /// cost time on the propagation path.
 class AnyAtomNode {
-    // Stored properties in the order the propagation reads them (the first
-    // two cache lines hold what a scheduled node's recomputation touches),
-    // the ones it does not read last.
+    // Stored properties in the order the propagation reads them (what a
+    // scheduled node's recomputation touches first), the ones it does not
+    // read last.
     /// The propagation that scheduled it, and the one that brought it up
     /// to date (pulled or recomputed in height order).
     @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
@@ -131,18 +131,15 @@ class AnyAtomNode {
     }
 }
 
-/// A node referred to without a reference count, in the lists that the
-/// propagation goes through most (dependents, the height buckets): where
-/// each is used, something else keeps the node alive (see each list).
+/// A node referred to without a reference count, in the propagation's
+/// height buckets: a node is released only when an operation finishes,
+/// after its propagation emptied every bucket.
 struct NodeRef {
     let reference: Unmanaged<AnyAtomNode>
 
     init(_ node: AnyAtomNode) {
         reference = .passUnretained(node)
     }
-
-    /// The node, counted where it is kept.
-    var node: AnyAtomNode { reference.takeUnretainedValue() }
 
     /// Runs `body` with the node uncounted (the propagation's loops).
     @inline(__always)
