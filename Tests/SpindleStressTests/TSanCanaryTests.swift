@@ -43,11 +43,10 @@ extension StressSuite {
         ///
         /// Whether a round leaves an unordered pair of accesses depends on
         /// how the runner meets the producer (a read after a later emit, or
-        /// after the stop's hand-over, is ordered after the write): one round
-        /// in three was seen to leave none, and one CI run's single round
-        /// reported nothing. So the case runs `rounds` rounds, each on
-        /// a fresh loop; TSan reports the first unordered pair it sees, and
-        /// the script needs one report.
+        /// after the stop's hand-over, is ordered after the write), so a
+        /// single round may leave none. The case runs `rounds` rounds, each
+        /// on a fresh loop; TSan reports the first unordered pair it sees,
+        /// and the script needs one report.
         @Test func payloadWrittenAfterTheEmitIsReported() async throws {
             let rounds = 10
             let perProducer = 20_000
