@@ -39,21 +39,46 @@ public protocol KeepAlive {}
 /// What identifies an atom in a store: its type, its key, and the scope
 /// whose override it is (0: the store's own atom).
 ///
-/// Sendable by construction: the key inside is an ``Atom/Key``, which is
-/// `Sendable`; `AnyHashable` (not itself `Sendable`) only wraps it.
-struct AtomKey: Hashable, @unchecked Sendable {
+/// The key's hash is taken once, when the key is made. Two keys of the same
+/// atom type hold the same ``Atom/Key`` type, so comparing them compares
+/// the two keys as that type, with no dynamic cast (`AnyHashable` casts
+/// one key to the other's type at each comparison).
+struct AtomKey: Hashable, Sendable {
     let type: ObjectIdentifier
-    let key: AnyHashable
+    let key: any Hashable & Sendable
+    let keyHash: Int
     let scope: UInt64
 
     init<A: Atom>(_ atom: A, scope: UInt64 = 0) {
         type = ObjectIdentifier(A.self)
-        key = AnyHashable(atom.key)
+        let key = atom.key
+        self.key = key
+        keyHash = key.hashValue
         self.scope = scope
+    }
+
+    static func == (lhs: AtomKey, rhs: AtomKey) -> Bool {
+        lhs.scope == rhs.scope && lhs.isSameAtom(as: rhs)
+    }
+
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(type)
+        hasher.combine(keyHash)
+        hasher.combine(scope)
     }
 
     /// The same atom, in whatever scope.
     func isSameAtom(as other: AtomKey) -> Bool {
-        type == other.type && key == other.key
+        type == other.type && keyHash == other.keyHash && keysEqual(key, other.key)
     }
+}
+
+/// Whether two atom keys are equal: `false` for keys of different types.
+private func keysEqual<Key: Hashable>(_ lhs: Key, _ rhs: any Hashable & Sendable) -> Bool {
+    func compare<Other: Hashable>(_ rhs: Other) -> Bool {
+        guard Other.self == Key.self else { return false }
+        // The same type, checked above: read `rhs` as a `Key`.
+        return withUnsafePointer(to: rhs) { $0.withMemoryRebound(to: Key.self, capacity: 1) { $0.pointee == lhs } }
+    }
+    return compare(rhs)
 }

@@ -8,7 +8,7 @@
 /// atom's override iterates nothing and a spin atom's override is a state
 /// with no loop behind it (an emit to it answers `.stopped`).
 public struct AtomOverride: Sendable {
-    enum Target: Hashable, @unchecked Sendable {  // AtomKey and ObjectIdentifier: Sendable contents
+    enum Target: Hashable, Sendable {
         case atom(AtomKey)
         case type(ObjectIdentifier)
     }
