@@ -20,8 +20,8 @@ public struct AtomTransactionContext: Sendable {
     /// operation then throws ``AtomError/storeClosed``). The node lets go
     /// of its value, and so of the task, when it is released or the store
     /// closes.
-    private let guarded: GuardedNode<AnyAtomNode>
-    private let generation: UInt64
+    @usableFromInline let guarded: GuardedNode<AnyAtomNode>
+    @usableFromInline let generation: UInt64
 
     init(node: AnyAtomNode, generation: UInt64) {
         guarded = GuardedNode(node: node)
@@ -35,7 +35,20 @@ public struct AtomTransactionContext: Sendable {
     /// The value of `atom`, which this atom now depends on.
     /// - Throws: ``AtomError/cycle(path:)`` if `atom` depends on this one;
     ///   ``AtomError/storeClosed``.
+    ///
+    /// Inlinable, so that the usual watch (a recomputation watching what
+    /// the last one did, in the same order) is specialized in the atom's
+    /// module: its key compared and its value read as their own types.
+    @inlinable
     public func watch<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
+        let node = guarded.node
+        if node.core.isOperatingHere, let value = node.watchMatched(atom, generation: generation) { return value }
+        return try watchRecording(atom)
+    }
+
+    /// Every other watch: recorded, or made late, or a read.
+    @usableFromInline
+    func watchRecording<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
         try guarded.node.core.watch(atom, from: guarded.node, generation: generation)
     }
 

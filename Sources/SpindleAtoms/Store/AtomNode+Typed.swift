@@ -1,4 +1,5 @@
 /// The node of atom type `A`.
+@usableFromInline
 typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
 
 /// An atom's node with its value: what the store keeps for one atom.
@@ -9,6 +10,7 @@ typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
 ///
 /// Every stored property: guarded by the store's exclusion
 /// (`@exclusivity(unchecked)`, as `AnyAtomNode`'s).
+@usableFromInline
 final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == Value {
     // In the order a recomputation reads them (see `AnyAtomNode`).
 
@@ -16,8 +18,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// computation and after release it holds none. Not a stored
     /// `Value?`: in this generic code every access to an optional of the
     /// value's type asks the runtime for that optional's metadata.
-    private let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-    @exclusivity(unchecked) private(set) var hasValue = false
+    @usableFromInline let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
+    @usableFromInline @exclusivity(unchecked) private(set) var hasValue = false
     /// The watchers from outside the graph, in the order they came;
     /// counted: the node holds each (`addWatcher` retains it, its removal
     /// releases it). (Each an `AtomWatcher<Value>`; the list's element is
@@ -26,7 +28,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// The kind's producer, with `isEqual` filled in for an `Equatable`
     /// value: a new value equal to the old one stops propagation here.
     let producer: AtomProducer<Value>
-    let atom: A
+    @usableFromInline let atom: A
 
     init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
         self.atom = atom
@@ -46,6 +48,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     override var atomDescription: String { String(describing: atom) }
 
     /// The value: the node has one (it was computed and not released).
+    @inlinable
     var value: Value {
         precondition(hasValue, "SpindleAtoms: the value of \(atom), which has none")
         return slot.pointee

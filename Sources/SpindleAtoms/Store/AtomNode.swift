@@ -6,14 +6,15 @@
 /// exclusive (one thread, and no access held across a call that could
 /// reach the same property), so the runtime's dynamic checks would only
 /// cost time on the propagation path.
+@usableFromInline
 class AnyAtomNode {
     // Stored properties in the order the propagation reads them (what a
     // scheduled node's recomputation touches first), the ones it does not
     // read last.
     /// The propagation that scheduled it, and the one that brought it up
     /// to date (pulled or recomputed in height order).
-    @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
-    @exclusivity(unchecked) final var processedEpoch: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) final var scheduledEpoch: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) final var processedEpoch: UInt64 = 0
     /// 1 + the largest height of its dependencies: a node is recomputed
     /// after every dependency of lower height in a propagation.
     @exclusivity(unchecked) final var height = 0
@@ -23,13 +24,13 @@ class AnyAtomNode {
     @exclusivity(unchecked) final var dependents = ReferenceList<AnyAtomNode>()
     /// What the last computation watched, in the order it watched them;
     /// counted: the node holds each (see `setDependencies`).
-    @exclusivity(unchecked) final var dependencies = ReferenceList<AnyAtomNode>()
+    @usableFromInline @exclusivity(unchecked) final var dependencies = ReferenceList<AnyAtomNode>()
     /// The atom's type, to tell a node's kind without a dynamic cast.
-    let atomType: ObjectIdentifier
-    @exclusivity(unchecked) final var isReleased = false
+    @usableFromInline let atomType: ObjectIdentifier
+    @usableFromInline @exclusivity(unchecked) final var isReleased = false
     /// Set while its value is being computed: a watch of it then is a cycle.
-    @exclusivity(unchecked) final var isComputing = false
-    @exclusivity(unchecked) final var diverged = false
+    @usableFromInline @exclusivity(unchecked) final var isComputing = false
+    @usableFromInline @exclusivity(unchecked) final var diverged = false
     /// Whether the end-of-operation release check has it queued.
     @exclusivity(unchecked) final var isReleaseCandidate = false
     /// Kept while no watcher and no dependent holds the node.
@@ -37,7 +38,7 @@ class AnyAtomNode {
     /// How many of the computation's first watches were the last
     /// computation's dependencies, in order, while none differed; once one
     /// differed (`diverged`), the watches are in `recorded`.
-    @exclusivity(unchecked) final var matched = 0
+    @usableFromInline @exclusivity(unchecked) final var matched = 0
     /// Where the node's computation in progress records its watches in the
     /// graph's `recorded` list.
     @exclusivity(unchecked) final var recordBase = 0
@@ -45,7 +46,7 @@ class AnyAtomNode {
     /// `AtomGraph.computing`).
     @exclusivity(unchecked) final unowned(unsafe) var computingParent: AnyAtomNode?
     /// Counts the node's values; an updater made for an older one is stale.
-    @exclusivity(unchecked) final var generation: UInt64 = 0
+    @usableFromInline @exclusivity(unchecked) final var generation: UInt64 = 0
 
     /// Terminations added by the computation of the current value.
     @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
@@ -56,7 +57,7 @@ class AnyAtomNode {
     /// that closing the store (which its ``AtomStore`` does when released)
     /// breaks by releasing every node; a node a task keeps after that
     /// keeps the closed core.
-    final let core: StoreCore
+    @usableFromInline final let core: StoreCore
 
     // Not read by the propagation.
     /// A stamp for the graph's walks: comparing dependency lists (a node
@@ -124,6 +125,28 @@ class AnyAtomNode {
         dependencies.replace(with: nodes)
     }
 
+    /// A computation's watch of `atom` that matches, in its position, the
+    /// last computation's dependency (the usual watch): that dependency's
+    /// value, brought up to date if the running propagation scheduled it;
+    /// nil for any other watch, which the graph records (`AtomGraph.watch`).
+    /// The caller holds the exclusion. Inlinable, for the context's `watch`.
+    @inlinable
+    final func watchMatched<A: Atom>(_ atom: A, generation: UInt64) -> A.Produced? {
+        guard !isReleased, self.generation == generation, isComputing, !diverged else { return nil }
+        let position = matched
+        guard position < dependencies.count else { return nil }
+        return dependencies[position]._withUnsafeGuaranteedRef { candidate -> A.Produced? in
+            guard candidate.atomType == ObjectIdentifier(A.self) else { return nil }
+            let known = unsafeDowncast(candidate, to: NodeOf<A>.self)
+            guard !known.isComputing, known.atom.key == atom.key else { return nil }
+            // Scheduled in some update and not processed since: the graph
+            // checks whether that is the running one.
+            if known.scheduledEpoch > known.processedEpoch { core.bringUpToDate(known) }
+            matched &+= 1
+            return known.value
+        }
+    }
+
     /// Lets go of every dependency (the node is released).
     final func clearDependencies() {
         dependencies.releaseAll()
@@ -151,6 +174,7 @@ struct NodeRef {
 /// A node carried by a context, an updater or a subscription to another
 /// thread. `@unchecked Sendable`: it is touched only inside
 /// `StoreCore.perform`, under the store's exclusion.
+@usableFromInline
 struct GuardedNode<Node: AnyAtomNode>: @unchecked Sendable {
-    let node: Node
+    @usableFromInline let node: Node
 }

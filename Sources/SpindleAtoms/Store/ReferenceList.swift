@@ -14,18 +14,19 @@
 /// The owner frees the buffer (``deallocate()``) in its `deinit`; the
 /// list is never copied while another copy changes it (each is one
 /// class's stored property, used under the store's exclusion).
+@usableFromInline
 struct ReferenceList<Object: AnyObject> {
     /// Element 0, while `count > 0`.
-    private var first: UnsafeRawPointer?
+    @usableFromInline var first: UnsafeRawPointer?
     /// Elements 1 ..< count, at `rest[index - 1]`.
-    private var rest: UnsafeMutablePointer<UnsafeRawPointer>?
+    @usableFromInline var rest: UnsafeMutablePointer<UnsafeRawPointer>?
     private var restCapacity = 0
-    private(set) var count = 0
+    @usableFromInline var count = 0
 
     var isEmpty: Bool { count == 0 }
 
-    @inline(__always)
-    private func opaque(at index: Int) -> UnsafeRawPointer {
+    @inlinable @inline(__always)
+    func opaque(at index: Int) -> UnsafeRawPointer {
         index == 0 ? first.unsafelyUnwrapped : rest.unsafelyUnwrapped[index &- 1]
     }
 
@@ -40,7 +41,7 @@ struct ReferenceList<Object: AnyObject> {
     }
 
     /// The object at `index`, uncounted: valid while its owner keeps it.
-    @inline(__always)
+    @inlinable @inline(__always)
     subscript(index: Int) -> Unmanaged<Object> {
         precondition(index >= 0 && index < count, "ReferenceList: index out of range")
         return .fromOpaque(opaque(at: index))

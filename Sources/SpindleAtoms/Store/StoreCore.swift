@@ -23,6 +23,7 @@ import Darwin
 ///
 /// `@unchecked Sendable`: `graph` is reached only by the thread that holds
 /// `mutex` (`owner` is that thread), which `perform` guarantees.
+@usableFromInline
 final class StoreCore: @unchecked Sendable {
     private let mutex = Lock<Void>(())
     /// The thread running an operation, or 0. Atomic: any thread reads it
@@ -56,6 +57,20 @@ final class StoreCore: @unchecked Sendable {
             return try body(graph)
         }
         return try performExclusively(thread: thread, body)
+    }
+
+    /// Whether the calling thread runs an operation on this store (a
+    /// computation's watch, which may then read the graph in place).
+    @usableFromInline
+    var isOperatingHere: Bool { owner.load(ordering: .relaxed) == currentThreadID() }
+
+    /// Brings `node` up to date if the running propagation scheduled it
+    /// and has not processed it yet; under the exclusion.
+    @usableFromInline
+    func bringUpToDate(_ node: AnyAtomNode) {
+        if graph.propagating, node.scheduledEpoch == graph.epoch, node.processedEpoch != graph.epoch {
+            graph.process(node)
+        }
     }
 
     /// A context's watch of `atom` for `node`'s value of `generation`:
