@@ -41,8 +41,11 @@ public struct AtomTransactionContext: Sendable {
     /// module: its key compared and its value read as their own types.
     @inlinable
     public func watch<A: Atom>(_ atom: A) throws(AtomError) -> A.Produced {
-        let node = guarded.node
-        if node.core.isOperatingHere, let value = node.watchMatched(atom, generation: generation) { return value }
+        // Uncounted: the context holds the node.
+        let matched = Unmanaged.passUnretained(guarded.node)._withUnsafeGuaranteedRef { node in
+            node.isOperatingHere ? node.watchMatched(atom, generation: generation) : nil
+        }
+        if let matched { return matched }
         return try watchRecording(atom)
     }
 

@@ -125,6 +125,11 @@ class AnyAtomNode {
         dependencies.replace(with: nodes)
     }
 
+    /// Whether the calling thread runs an operation on the node's store
+    /// (and so holds the exclusion that guards the node).
+    @usableFromInline
+    final var isOperatingHere: Bool { core.isOperatingHere }
+
     /// A computation's watch of `atom` that matches, in its position, the
     /// last computation's dependency (the usual watch): that dependency's
     /// value, brought up to date if the running propagation scheduled it;
