@@ -19,10 +19,8 @@ final class AtomGraph {
     @exclusivity(unchecked) var epoch: UInt64 = 0
     /// Set while an update propagates; a set made then is deferred.
     @exclusivity(unchecked) var propagating = false
-    /// Nodes to recompute, by height (each bucket keeps its capacity).
-    /// Uncounted: a node is released only when an operation finishes, after
-    /// its propagation emptied every bucket.
-    @exclusivity(unchecked) var buckets: [[NodeRef]] = []
+    /// Nodes to recompute, by height.
+    @exclusivity(unchecked) var buckets = HeightBuckets()
     @exclusivity(unchecked) var pendingCount = 0
     @exclusivity(unchecked) var lowestBucket = 0
 
@@ -57,6 +55,10 @@ final class AtomGraph {
     init(overrides: AtomOverrides, observers: [any AtomObserver]) {
         self.overrides = overrides
         self.observers = observers
+    }
+
+    deinit {
+        buckets.deallocate()
     }
 
     /// Inside a computation or a propagation: a set now is deferred.
@@ -311,10 +313,10 @@ final class AtomGraph {
     /// tells observers.
     func endUpdate() {
         while pendingCount > 0 {
-            while buckets[lowestBucket].isEmpty { lowestBucket += 1 }
-            let entry = buckets[lowestBucket].removeLast()
+            while buckets.isEmpty(at: lowestBucket) { lowestBucket += 1 }
+            let entry = buckets.removeLast(at: lowestBucket)
             pendingCount -= 1
-            entry.with { node in
+            entry._withUnsafeGuaranteedRef { node in
                 // A stale entry (the node was moved to a higher bucket) or
                 // one already brought up to date by a watch.
                 if node.height != lowestBucket || node.processedEpoch == epoch || node.isReleased { return }
@@ -353,8 +355,7 @@ final class AtomGraph {
     }
 
     private func addToBucket(_ node: AnyAtomNode) {
-        while buckets.count <= node.height { buckets.append([]) }
-        buckets[node.height].append(NodeRef(node))
+        buckets.append(node, at: node.height)
         pendingCount += 1
         if node.height < lowestBucket { lowestBucket = node.height }
     }

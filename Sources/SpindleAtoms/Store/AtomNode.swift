@@ -159,23 +159,6 @@ class AnyAtomNode {
     }
 }
 
-/// A node referred to without a reference count, in the propagation's
-/// height buckets: a node is released only when an operation finishes,
-/// after its propagation emptied every bucket.
-struct NodeRef {
-    let reference: Unmanaged<AnyAtomNode>
-
-    init(_ node: AnyAtomNode) {
-        reference = .passUnretained(node)
-    }
-
-    /// Runs `body` with the node uncounted (the propagation's loops).
-    @inline(__always)
-    func with<Result>(_ body: (AnyAtomNode) -> Result) -> Result {
-        reference._withUnsafeGuaranteedRef(body)
-    }
-}
-
 /// A node carried by a context, an updater or a subscription to another
 /// thread. `@unchecked Sendable`: it is touched only inside
 /// `StoreCore.perform`, under the store's exclusion.

@@ -73,6 +73,14 @@ struct ReferenceList<Object: AnyObject> {
         count &+= 1
     }
 
+    /// Removes the last object (the list is not empty).
+    @inline(__always)
+    mutating func removeLast() -> Unmanaged<Object> {
+        precondition(count > 0, "ReferenceList: removeLast of an empty list")
+        count &-= 1
+        return .fromOpaque(opaque(at: count))
+    }
+
     /// Removes the object at `index`, putting the last one in its place
     /// (the order is not kept).
     mutating func swapRemove(at index: Int) {
