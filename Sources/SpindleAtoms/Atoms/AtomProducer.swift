@@ -15,6 +15,10 @@ public struct AtomProducer<Value: Sendable>: Sendable {
     /// (the kinds' `producer`s are inlinable, so it is specialized in the
     /// atom's module); nil: the store finds out by itself, more slowly.
     @usableFromInline let isEqual: (@Sendable (Value, Value) -> Bool)?
+    /// The recomputation of a node of the atom type it names, specialized
+    /// for that type (made in the atom's module; see `NodeRecompute`); nil:
+    /// the store's own, compiled once for every type.
+    @usableFromInline let recompute: NodeRecompute?
 
     /// Package access: SpindleCombine's publisher atom is a kind too.
     @usableFromInline
@@ -22,11 +26,34 @@ public struct AtomProducer<Value: Sendable>: Sendable {
         isRestorable: Bool = false,
         isEqual: (@Sendable (Value, Value) -> Bool)? = nil,
         compute: @escaping @Sendable (AtomTransactionContext) throws(AtomError) -> Value,
-        end: (@Sendable (Value) -> Void)? = nil
+        end: (@Sendable (Value) -> Void)? = nil,
+        recompute: NodeRecompute? = nil
     ) {
+        self.recompute = recompute
         self.isRestorable = isRestorable
         self.isEqual = isEqual
         self.compute = compute
         self.end = end
+    }
+}
+
+/// A node's recomputation specialized for one atom type: made by an
+/// `@inlinable` producer, so that in the atom's module the computation's
+/// value is copied, compared and queued as its own type, without the
+/// runtime's value witnesses. A node uses it only if it is a node of
+/// `atomType` (an atom may hand out another type's producer).
+///
+/// Package access: it is a parameter of the producer's package initializer.
+@usableFromInline
+package struct NodeRecompute: Sendable {
+    @usableFromInline let atomType: ObjectIdentifier
+    @usableFromInline let body: @Sendable (AnyAtomNode, AtomGraph) throws(AtomError) -> Bool
+
+    @inlinable
+    init<A: Atom>(for _: A.Type) {
+        atomType = ObjectIdentifier(A.self)
+        body = { node, graph throws(AtomError) in
+            try unsafeDowncast(node, to: NodeOf<A>.self).recomputeValue(in: graph)
+        }
     }
 }

@@ -15,13 +15,18 @@ public protocol ValueAtom: Atom where Produced == Value {
 extension ValueAtom {
     @inlinable
     public var producer: AtomProducer<Value> {
-        AtomProducer { context throws(AtomError) in try self.value(context: context) }
+        AtomProducer(
+            compute: { context throws(AtomError) in try self.value(context: context) },
+            recompute: NodeRecompute(for: Self.self))
     }
 }
 
 extension ValueAtom where Value: Equatable {
     @inlinable
     public var producer: AtomProducer<Value> {
-        AtomProducer(isEqual: { $0 == $1 }) { context throws(AtomError) in try self.value(context: context) }
+        AtomProducer(
+            isEqual: { $0 == $1 },
+            compute: { context throws(AtomError) in try self.value(context: context) },
+            recompute: NodeRecompute(for: Self.self))
     }
 }

@@ -23,6 +23,7 @@ public struct AtomTransactionContext: Sendable {
     @usableFromInline let guarded: GuardedNode<AnyAtomNode>
     @usableFromInline let generation: UInt64
 
+    @usableFromInline
     init(node: AnyAtomNode, generation: UInt64) {
         guarded = GuardedNode(node: node)
         self.generation = generation

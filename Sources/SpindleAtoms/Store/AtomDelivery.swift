@@ -6,6 +6,7 @@ internal import Atomics
 /// A watcher's value waits in the watcher, typed (see `AtomWatcher`):
 /// the delivery only names the watcher, so queueing one neither boxes nor
 /// casts the value, and asks the runtime for no metadata.
+@usableFromInline
 enum AtomDelivery {
     /// The watcher's next value. The delivery owns one reference to the
     /// watcher, taken when it was queued and given back by `deliver`: a
@@ -36,6 +37,7 @@ enum AtomDelivery {
 ///
 /// `@unchecked Sendable`: the one subclass, `AtomWatcher`, guards its
 /// mutable state as it says.
+@usableFromInline
 class AnyAtomWatcher: @unchecked Sendable {
     /// Atomic: set by any thread, read by the delivering one.
     final let cancelled = ManagedAtomic<Bool>(false)
@@ -68,18 +70,19 @@ class AnyAtomWatcher: @unchecked Sendable {
 /// at a time, as said.
 ///
 /// **Thread safety:** as above; `cancel` from any thread.
+@usableFromInline
 final class AtomWatcher<Value: Sendable>: AnyAtomWatcher, @unchecked Sendable {
     private let onUpdate: @Sendable (Value) -> Void
     /// Guarded by the store's exclusion: `queued[0..<queuedCount]` are
     /// initialized.
-    @exclusivity(unchecked) private var queued: UnsafeMutablePointer<Value>?
-    @exclusivity(unchecked) private var queuedCount = 0
-    @exclusivity(unchecked) private var queuedCapacity = 0
+    @usableFromInline @exclusivity(unchecked) var queued: UnsafeMutablePointer<Value>?
+    @usableFromInline @exclusivity(unchecked) var queuedCount = 0
+    @usableFromInline @exclusivity(unchecked) var queuedCapacity = 0
     /// The delivering thread's: `delivering[next..<deliveringCount]` wait
     /// to be delivered (those before were moved out).
-    @exclusivity(unchecked) private var delivering: UnsafeMutablePointer<Value>?
-    @exclusivity(unchecked) private var deliveringCount = 0
-    @exclusivity(unchecked) private var deliveringCapacity = 0
+    @usableFromInline @exclusivity(unchecked) var delivering: UnsafeMutablePointer<Value>?
+    @usableFromInline @exclusivity(unchecked) var deliveringCount = 0
+    @usableFromInline @exclusivity(unchecked) var deliveringCapacity = 0
     @exclusivity(unchecked) private var next = 0
 
     init(onUpdate: @escaping @Sendable (Value) -> Void) {
@@ -99,6 +102,7 @@ final class AtomWatcher<Value: Sendable>: AnyAtomWatcher, @unchecked Sendable {
 
     /// Under the store's exclusion: `value` waits for its delivery, which
     /// the caller queues.
+    @inlinable
     func enqueue(_ value: Value) {
         if queuedCount == queuedCapacity {
             if delivering == nil {
@@ -143,7 +147,8 @@ final class AtomWatcher<Value: Sendable>: AnyAtomWatcher, @unchecked Sendable {
 
     /// A buffer of `capacity` with the `count` first elements of `old`
     /// moved in; `old` is freed.
-    private static func moved(
+    @usableFromInline
+    static func moved(
         _ old: UnsafeMutablePointer<Value>?, count: Int, toCapacity capacity: Int
     ) -> UnsafeMutablePointer<Value> {
         let new = UnsafeMutablePointer<Value>.allocate(capacity: capacity)
@@ -156,6 +161,7 @@ final class AtomWatcher<Value: Sendable>: AnyAtomWatcher, @unchecked Sendable {
 }
 
 /// An event for one observer.
+@usableFromInline
 struct ObserverDelivery {
     enum Event {
         case assigned(AtomDescription)

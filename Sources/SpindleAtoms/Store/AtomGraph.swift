@@ -4,6 +4,7 @@
 /// Every member: guarded by the store's exclusion (``StoreCore``); the
 /// class is reached only through `StoreCore.perform`. Its stored
 /// properties are `@exclusivity(unchecked)` for the reason `AnyAtomNode`'s are.
+@usableFromInline
 final class AtomGraph {
     /// The core that owns the graph, for contexts and updaters (which hold
     /// it weakly: a task outliving its store does not keep it).
@@ -29,22 +30,22 @@ final class AtomGraph {
     /// The innermost node being computed; each computing node links to the
     /// one whose computation made it compute (a watch of one is a cycle).
     /// Unowned: a computing node is held by the computation's caller.
-    @exclusivity(unchecked) unowned(unsafe) var computing: AnyAtomNode?
+    @usableFromInline @exclusivity(unchecked) unowned(unsafe) var computing: AnyAtomNode?
     /// What the computations in progress watched, each from its own base.
-    @exclusivity(unchecked) var recorded: [AnyAtomNode] = []
+    @usableFromInline @exclusivity(unchecked) var recorded: [AnyAtomNode] = []
     /// Stamps for the marks that compare dependency lists.
     @exclusivity(unchecked) var stamp: UInt64 = 0
 
     // MARK: What an operation leaves
 
     /// Deliveries to watchers and observers, in update order.
-    @exclusivity(unchecked) var outbox: [AtomDelivery] = []
+    @usableFromInline @exclusivity(unchecked) var outbox: [AtomDelivery] = []
     /// The delivered batch's buffer, kept for the next one.
     @exclusivity(unchecked) var spareOutbox: [AtomDelivery] = []
     /// Whether a thread is delivering: it delivers what others queue.
     @exclusivity(unchecked) var delivering = false
     /// Ends of values and terminations, run outside the exclusion.
-    @exclusivity(unchecked) var ends: [@Sendable () -> Void] = []
+    @usableFromInline @exclusivity(unchecked) var ends: [@Sendable () -> Void] = []
     /// Nodes that may have lost their last user in this operation.
     @exclusivity(unchecked) var releaseCandidates: [AnyAtomNode] = []
     /// Sets made during a computation or propagation, applied after it.
@@ -169,7 +170,8 @@ final class AtomGraph {
 
     /// Ends the counting of matched watches: they are recorded, and what
     /// `node`'s computation watches from now on is too.
-    private func diverge(_ node: AnyAtomNode) {
+    @usableFromInline
+    func diverge(_ node: AnyAtomNode) {
         node.diverged = true
         for position in 0..<node.matched { recorded.append(node.dependencies[position].takeUnretainedValue()) }
     }
@@ -189,6 +191,7 @@ final class AtomGraph {
 
     /// Runs `body` as `node`'s computation: marks it computing, records
     /// what it watches, and afterwards makes those its dependencies.
+    @inlinable
     func compute<Value>(
         _ node: AnyAtomNode, _ body: (AtomTransactionContext) throws(AtomError) -> Value
     ) throws(AtomError) -> Value {
@@ -223,7 +226,8 @@ final class AtomGraph {
     /// Makes the nodes recorded from `base` on `node`'s dependencies (each
     /// once, in watch order), adding and removing edges only where the
     /// list changed.
-    private func updateDependencies(of node: AnyAtomNode, recordedFrom base: Int) {
+    @usableFromInline
+    func updateDependencies(of node: AnyAtomNode, recordedFrom base: Int) {
         stamp &+= 1
         let seen = stamp
         var kept = base
@@ -339,6 +343,7 @@ final class AtomGraph {
     }
 
     /// A node's value changed: its dependents are scheduled.
+    @usableFromInline
     func changed(_ node: AnyAtomNode) {
         // Through the buffer and uncounted: no retain of a dependent (each
         // listed one is alive, see `dependents`); a watched leaf has none.

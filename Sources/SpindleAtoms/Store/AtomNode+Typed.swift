@@ -19,22 +19,25 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// `Value?`: in this generic code every access to an optional of the
     /// value's type asks the runtime for that optional's metadata.
     @usableFromInline let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
-    @usableFromInline @exclusivity(unchecked) private(set) var hasValue = false
+    @usableFromInline @exclusivity(unchecked) var hasValue = false
     /// The watchers from outside the graph, in the order they came;
     /// counted: the node holds each (`addWatcher` retains it, its removal
     /// releases it). (Each an `AtomWatcher<Value>`; the list's element is
     /// not generic, so that going through it needs no metadata lookup.)
-    @exclusivity(unchecked) private(set) var watchers = ReferenceList<AnyAtomWatcher>()
+    @usableFromInline @exclusivity(unchecked) var watchers = ReferenceList<AnyAtomWatcher>()
     /// The kind's producer, with `isEqual` filled in for an `Equatable`
     /// value: a new value equal to the old one stops propagation here.
-    let producer: AtomProducer<Value>
+    @usableFromInline let producer: AtomProducer<Value>
+    /// The producer's specialized recomputation, if it is one for `A`.
+    private let specializedRecompute: (@Sendable (AnyAtomNode, AtomGraph) throws(AtomError) -> Bool)?
     @usableFromInline let atom: A
 
     init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
         self.atom = atom
         self.producer = producer.isEqual != nil ? producer : AtomProducer(
             isRestorable: producer.isRestorable, isEqual: equality(for: Value.self),
-            compute: producer.compute, end: producer.end)
+            compute: producer.compute, end: producer.end, recompute: producer.recompute)
+        specializedRecompute = producer.recompute?.atomType == ObjectIdentifier(A.self) ? producer.recompute?.body : nil
         super.init(core: core, key: key, keepAlive: atom is any KeepAlive)
     }
 
@@ -54,7 +57,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         return slot.pointee
     }
 
-    private func storeValue(_ newValue: Value) {
+    @inlinable
+    func storeValue(_ newValue: Value) {
         if hasValue {
             slot.pointee = newValue
         } else {
@@ -78,6 +82,14 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     }
 
     override func recompute(in graph: AtomGraph) throws(AtomError) -> Bool {
+        if let specializedRecompute { return try specializedRecompute(self, graph) }
+        return try recomputeValue(in: graph)
+    }
+
+    /// Computes the value again; whether it changed. Inlinable: the
+    /// producer of an atom kind specializes it (`NodeRecompute`).
+    @inlinable
+    func recomputeValue(in graph: AtomGraph) throws(AtomError) -> Bool {
         generation &+= 1
         // The old computation's terminations run once the new value is in;
         // the new computation adds its own. Set aside only when there are
@@ -99,7 +111,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         return replaceValue(with: made, in: graph)
     }
 
-    private func takeTerminations() -> [@Sendable () -> Void] {
+    @inlinable
+    func takeTerminations() -> [@Sendable () -> Void] {
         var taken: [@Sendable () -> Void] = []
         swap(&taken, &terminations)
         return taken
@@ -108,7 +121,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// Stores `newValue` (from a recomputation, a set or the work that
     /// feeds the node); ends what the old value held; queues deliveries when
     /// it changed. Returns whether it changed.
-    @discardableResult
+    @inlinable @discardableResult
     func replaceValue(with newValue: Value, in graph: AtomGraph) -> Bool {
         guard hasValue else {
             storeValue(newValue)
@@ -125,7 +138,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
 
     /// Queues `value` for each watcher: the delivery holds the watcher
     /// (one retain, released once delivered); the list is read in place.
-    private func queue(_ value: Value, in graph: AtomGraph) {
+    @inlinable
+    func queue(_ value: Value, in graph: AtomGraph) {
         for index in 0..<watchers.count {
             let watcher = watchers[index]
             watcher._withUnsafeGuaranteedRef { unsafeDowncast($0, to: AtomWatcher<Value>.self).enqueue(value) }
@@ -152,7 +166,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// Queues the end of what `old` held (its producer's `end`: a task
     /// cancelled). Terminations belong to a computation: they end with the
     /// next one, or with the release.
-    private func endValue(_ old: Value, in graph: AtomGraph) {
+    @inlinable
+    func endValue(_ old: Value, in graph: AtomGraph) {
         if let end = producer.end {
             graph.ends.append { end(old) }
         }

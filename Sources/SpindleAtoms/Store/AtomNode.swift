@@ -41,15 +41,15 @@ class AnyAtomNode {
     @usableFromInline @exclusivity(unchecked) final var matched = 0
     /// Where the node's computation in progress records its watches in the
     /// graph's `recorded` list.
-    @exclusivity(unchecked) final var recordBase = 0
+    @usableFromInline @exclusivity(unchecked) final var recordBase = 0
     /// While computing: the node computing when this one began (see
     /// `AtomGraph.computing`).
-    @exclusivity(unchecked) final unowned(unsafe) var computingParent: AnyAtomNode?
+    @usableFromInline @exclusivity(unchecked) final unowned(unsafe) var computingParent: AnyAtomNode?
     /// Counts the node's values; an updater made for an older one is stale.
     @usableFromInline @exclusivity(unchecked) final var generation: UInt64 = 0
 
     /// Terminations added by the computation of the current value.
-    @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
+    @usableFromInline @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
     /// Watchers from outside the graph (store watches and test watches).
     @exclusivity(unchecked) final var watcherCount = 0
     /// The store's core, for the contexts of the node's computations.

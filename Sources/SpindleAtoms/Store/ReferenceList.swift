@@ -23,6 +23,7 @@ struct ReferenceList<Object: AnyObject> {
     private var restCapacity = 0
     @usableFromInline var count = 0
 
+    @inlinable
     var isEmpty: Bool { count == 0 }
 
     @inlinable @inline(__always)
