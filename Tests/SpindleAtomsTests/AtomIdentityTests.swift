@@ -1,4 +1,5 @@
 import SpindleAtoms
+import SpindleTestSupport
 import Testing
 
 /// A state atom named by an explicit `Int` key.
@@ -64,5 +65,32 @@ private struct Named: StateAtom {
         #expect(snapshot.value(of: Counter(id: 4)) == nil)
         #expect(snapshot.value(of: Gauge(id: 3)) == nil)
         subscription.cancel()
+    }
+}
+
+/// A value atom whose value is its source's, doubled.
+private struct TwiceTheSource: ValueAtom, Hashable {
+    func value(context: Context) throws(AtomError) -> Int { try context.watch(Source(id: 9)) * 2 }
+}
+
+/// An atom that hands out another atom type's producer: a kind of its own
+/// built from `TwiceTheSource`'s.
+private struct Borrowing: Atom, Hashable {
+    var producer: AtomProducer<Int> { TwiceTheSource().producer }
+}
+
+@Suite struct BorrowedProducerTests {
+    @Test func anAtomWithAnotherTypesProducerRecomputesAsThatProducerSays() throws {
+        let store = AtomStore()
+        let seen = Recorder<Int>()
+        let borrowing = try store.watch(Borrowing()) { seen.append($0) }
+        let doubled = try store.watch(TwiceTheSource()) { _ in }
+        #expect(borrowing.initialValue == 0)
+        for value in 1...3 { try store.set(value, for: Source(id: 9)) }
+        #expect(seen.values == [2, 4, 6])
+        #expect(try store.read(Borrowing()) == 6)
+        #expect(try store.read(TwiceTheSource()) == 6)
+        borrowing.cancel()
+        doubled.cancel()
     }
 }
