@@ -82,9 +82,7 @@ final class AtomGraph {
                let path = dependencyPath(from: node, to: watcher) {
                 throw AtomError.cycle(path: [watcher.atomDescription] + path)
             }
-            if propagating, node.scheduledEpoch == epoch, node.processedEpoch != epoch {
-                process(node)
-            }
+            bringUpToDate(node)
             return node
         }
         if isClosed { throw AtomError.storeClosed }
@@ -129,43 +127,21 @@ final class AtomGraph {
         // watch that differs records the matched ones and goes on recording.
         if !node.diverged {
             let position = node.matched
-            if position < node.dependencies.count, isDependency(of: node, at: position, atom) {
+            if position < node.dependencies.count, let value = node.value(ofDependencyAt: position, ifItIs: atom) {
                 node.matched &+= 1
-                return value(ofDependency: position, of: node, as: A.self)
+                return value
             }
             diverge(node)
         }
         let position = recorded.count &- node.recordBase
-        if position < node.dependencies.count, isDependency(of: node, at: position, atom) {
-            let known = node.dependencies[position].takeUnretainedValue()
-            recorded.append(known)
-            return unsafeDowncast(known, to: NodeOf<A>.self).value
+        if position < node.dependencies.count, let value = node.value(ofDependencyAt: position, ifItIs: atom) {
+            recorded.append(node.dependencies[position].takeUnretainedValue())
+            return value
         }
         let dependency = try resolve(atom, watcher: node)
         recorded.append(dependency)
         if dependency.height >= node.height { raiseHeight(of: node, to: dependency.height &+ 1) }
         return dependency.value
-    }
-
-    /// Whether `node`'s dependency at `position` is `atom`'s node (not
-    /// computing); if so, it is brought up to date if the running
-    /// propagation scheduled it. Uncounted: `node` holds its dependencies.
-    @inline(__always)
-    private func isDependency<A: Atom>(of node: AnyAtomNode, at position: Int, _ atom: A) -> Bool {
-        node.dependencies[position]._withUnsafeGuaranteedRef { candidate in
-            guard candidate.atomType == ObjectIdentifier(A.self) else { return false }
-            let known = unsafeDowncast(candidate, to: NodeOf<A>.self)
-            guard !known.isComputing, known.atom.key == atom.key else { return false }
-            if propagating, known.scheduledEpoch == epoch, known.processedEpoch != epoch { process(known) }
-            return true
-        }
-    }
-
-    /// The value of `node`'s dependency at `position`, known to be an `A`'s
-    /// (uncounted, as in `isDependency`).
-    @inline(__always)
-    private func value<A: Atom>(ofDependency position: Int, of node: AnyAtomNode, as _: A.Type) -> A.Produced {
-        node.dependencies[position]._withUnsafeGuaranteedRef { unsafeDowncast($0, to: NodeOf<A>.self).value }
     }
 
     /// Ends the counting of matched watches: they are recorded, and what
@@ -263,7 +239,7 @@ final class AtomGraph {
     /// moving a node queued in the running propagation to its new bucket.
     private func raiseHeight(of node: AnyAtomNode, to height: Int) {
         node.height = height
-        if propagating, node.scheduledEpoch == epoch, node.processedEpoch != epoch { addToBucket(node) }
+        if isPending(node) { addToBucket(node) }
         node.dependents.forEach { dependent in
             if dependent.height <= height { raiseHeight(of: dependent, to: height &+ 1) }
         }
@@ -330,6 +306,18 @@ final class AtomGraph {
         lowestBucket = 0
         propagating = false
         if !changedNodes.isEmpty { notifyChanged() }
+    }
+
+    /// Whether the running propagation scheduled `node` and has not
+    /// processed it yet.
+    private func isPending(_ node: AnyAtomNode) -> Bool {
+        propagating && node.scheduledEpoch == epoch && node.processedEpoch != epoch
+    }
+
+    /// Recomputes `node` if it is pending in the running propagation, so
+    /// that a watch of it reads its value of this update.
+    func bringUpToDate(_ node: AnyAtomNode) {
+        if isPending(node) { process(node) }
     }
 
     /// Recomputes a scheduled node; a failure is reported and leaves its value.

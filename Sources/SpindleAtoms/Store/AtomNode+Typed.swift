@@ -28,8 +28,6 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// The kind's producer, with `isEqual` filled in for an `Equatable`
     /// value: a new value equal to the old one stops propagation here.
     @usableFromInline let producer: AtomProducer<Value>
-    /// The producer's specialized recomputation, if it is one for `A`.
-    private let specializedRecompute: (@Sendable (AnyAtomNode, AtomGraph) throws(AtomError) -> Bool)?
     @usableFromInline let atom: A
 
     init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
@@ -37,7 +35,6 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         self.producer = producer.isEqual != nil ? producer : AtomProducer(
             isRestorable: producer.isRestorable, isEqual: equality(for: Value.self),
             compute: producer.compute, end: producer.end, recompute: producer.recompute)
-        specializedRecompute = producer.recompute?.atomType == ObjectIdentifier(A.self) ? producer.recompute?.body : nil
         super.init(core: core, key: key, keepAlive: atom is any KeepAlive)
     }
 
@@ -82,7 +79,11 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     }
 
     override func recompute(in graph: AtomGraph) throws(AtomError) -> Bool {
-        if let specializedRecompute { return try specializedRecompute(self, graph) }
+        // The producer's specialized recomputation, if it is one for this
+        // node's atom type.
+        if let specialized = producer.recompute, specialized.atomType == atomType {
+            return try specialized.body(self, graph)
+        }
         return try recomputeValue(in: graph)
     }
 

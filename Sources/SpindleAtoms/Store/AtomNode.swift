@@ -139,15 +139,26 @@ class AnyAtomNode {
     final func watchMatched<A: Atom>(_ atom: A, generation: UInt64) -> A.Produced? {
         guard !isReleased, self.generation == generation, isComputing, !diverged else { return nil }
         let position = matched
-        guard position < dependencies.count else { return nil }
-        return dependencies[position]._withUnsafeGuaranteedRef { candidate -> A.Produced? in
+        guard position < dependencies.count, let value = value(ofDependencyAt: position, ifItIs: atom) else {
+            return nil
+        }
+        matched &+= 1
+        return value
+    }
+
+    /// The value of the dependency at `position` if it is `atom`'s node
+    /// (and not computing), brought up to date if the running propagation
+    /// scheduled it; nil if it is another atom's. Uncounted: the node holds
+    /// its dependencies. The caller holds the exclusion.
+    @inlinable
+    final func value<A: Atom>(ofDependencyAt position: Int, ifItIs atom: A) -> A.Produced? {
+        dependencies[position]._withUnsafeGuaranteedRef { candidate -> A.Produced? in
             guard candidate.atomType == ObjectIdentifier(A.self) else { return nil }
             let known = unsafeDowncast(candidate, to: NodeOf<A>.self)
             guard !known.isComputing, known.atom.key == atom.key else { return nil }
             // Scheduled in some update and not processed since: the graph
             // checks whether that is the running one.
             if known.scheduledEpoch > known.processedEpoch { core.bringUpToDate(known) }
-            matched &+= 1
             return known.value
         }
     }

@@ -64,13 +64,11 @@ final class StoreCore: @unchecked Sendable {
     @usableFromInline
     var isOperatingHere: Bool { owner.load(ordering: .relaxed) == currentThreadID() }
 
-    /// Brings `node` up to date if the running propagation scheduled it
-    /// and has not processed it yet; under the exclusion.
+    /// The graph's `bringUpToDate`, for a node's inlined watch; under the
+    /// exclusion.
     @usableFromInline
     func bringUpToDate(_ node: AnyAtomNode) {
-        if graph.propagating, node.scheduledEpoch == graph.epoch, node.processedEpoch != graph.epoch {
-            graph.process(node)
-        }
+        graph.bringUpToDate(node)
     }
 
     /// A context's watch of `atom` for `node`'s value of `generation`:
@@ -79,10 +77,11 @@ final class StoreCore: @unchecked Sendable {
     /// captures would be retained and released for each watch.
     @inline(__always)
     func watch<A: Atom>(_ atom: A, from node: AnyAtomNode, generation: UInt64) throws(AtomError) -> A.Produced {
-        if owner.load(ordering: .relaxed) == currentThreadID() {
+        let thread = currentThreadID()
+        if owner.load(ordering: .relaxed) == thread {
             return try graph.watch(atom, from: node, generation: generation)
         }
-        return try performExclusively(thread: currentThreadID()) { (graph: AtomGraph) throws(AtomError) in
+        return try performExclusively(thread: thread) { (graph: AtomGraph) throws(AtomError) in
             try graph.watch(atom, from: node, generation: generation)
         }
     }
