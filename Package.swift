@@ -179,6 +179,7 @@ let package = Package(
             name: "SpindleAtoms",
             dependencies: [
                 "Spindle",
+                "CSpindle",  // prefetch hints for the propagation
                 .product(name: "Atomics", package: "swift-atomics"),
                 .product(name: "Logging", package: "swift-log"),
             ]

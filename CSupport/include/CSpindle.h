@@ -28,6 +28,7 @@
 #include "spindle_ring.h"  // Bounded MPSC ring (C11 atomics)
 #include "spindle_parker.h"  // Parker (event count on a futex)
 #include "spindle_tsan.h"  // Thread Sanitizer support
+#include "spindle_prefetch.h"  // Cache prefetch hints (the atoms graph)
 #include "spindle_gate.h"  // Emit gate (liburcu urcu-bp read-side sections)
 #include "spindle_sched.h"  // Scheduling (executors' ready queue, per-loop task node)
 #include "spindle_lane.h"  // Per-producer lanes (SPSC, linked blocks)

@@ -1,3 +1,5 @@
+internal import CSpindle
+
 /// The store's state: its nodes, the propagation queue, and what an
 /// operation leaves to do once the exclusion is left (deliveries, ends).
 ///
@@ -343,7 +345,12 @@ final class AtomGraph {
         node.dependents.forEach { dependent in
             if dependent.scheduledEpoch == epoch { return }
             dependent.scheduledEpoch = epoch
-            if dependent.processedEpoch != epoch { addToBucket(dependent) }
+            if dependent.processedEpoch != epoch {
+                // Its recomputation reads the rest of the node: its lines
+                // load while the others are scheduled and computed.
+                spindle_prefetch(Unmanaged.passUnretained(dependent).toOpaque(), AnyAtomNode.prefetchedBytes)
+                addToBucket(dependent)
+            }
         }
     }
 

@@ -71,6 +71,9 @@ class AnyAtomNode {
     /// What the computation keeps beside the value (a spin atom's loop).
     @exclusivity(unchecked) final var resource: (any Sendable)?
 
+    /// How much of a node the propagation prefetches once it schedules it.
+    static let prefetchedBytes = 448
+
     init(core: StoreCore, key: AtomKey, keepAlive: Bool) {
         self.core = core
         self.key = key
