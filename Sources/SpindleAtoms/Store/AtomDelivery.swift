@@ -1,4 +1,4 @@
-internal import Atomics
+import Synchronization
 
 /// Something an operation queued for after the exclusion: a value for a
 /// watcher, an event for an observer. Delivered one at a time, in order.
@@ -39,8 +39,9 @@ enum AtomDelivery {
 /// mutable state as it says.
 @usableFromInline
 class AnyAtomWatcher: @unchecked Sendable {
-    /// Atomic: set by any thread, read by the delivering one.
-    final let cancelled = ManagedAtomic<Bool>(false)
+    /// Atomic: set by any thread, read by the delivering one. In the
+    /// object, not a separate one: a delivery reads it for every value.
+    final let cancelled = Atomic<Bool>(false)
 
     /// Hands the values queued so far to the delivery (see `AtomWatcher`).
     func takeQueued() { fatalError("abstract") }

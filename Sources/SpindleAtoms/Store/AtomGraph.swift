@@ -298,6 +298,10 @@ final class AtomGraph {
             while buckets.isEmpty(at: lowestBucket) { lowestBucket += 1 }
             let entry = buckets.removeLast(at: lowestBucket)
             pendingCount -= 1
+            // The next node's own lines were prefetched when it was
+            // scheduled: now what they point to loads while this one is
+            // recomputed.
+            buckets.peekLast(at: lowestBucket)?._withUnsafeGuaranteedRef { $0.prefetchReferenced() }
             entry._withUnsafeGuaranteedRef { node in
                 // A stale entry (the node was moved to a higher bucket) or
                 // one already brought up to date by a watch.
@@ -349,6 +353,9 @@ final class AtomGraph {
                 // Its recomputation reads the rest of the node: its lines
                 // load while the others are scheduled and computed.
                 spindle_prefetch(Unmanaged.passUnretained(dependent).toOpaque(), AnyAtomNode.prefetchedBytes)
+                // And the first node it schedules in turn, if it changes:
+                // its first line is what that schedule reads.
+                if let next = dependent.dependents.first { spindle_prefetch(next, 64) }
                 addToBucket(dependent)
             }
         }

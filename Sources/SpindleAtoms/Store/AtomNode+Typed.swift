@@ -1,3 +1,5 @@
+internal import CSpindle
+
 /// The node of atom type `A`.
 @usableFromInline
 typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
@@ -46,6 +48,11 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     }
 
     override var atomDescription: String { String(describing: atom) }
+
+    override func prefetchReferenced() {
+        spindle_prefetch(slot, 1)
+        if !watchers.isEmpty { spindle_prefetch(watchers[0].toOpaque(), 128) }
+    }
 
     /// The value: the node has one (it was computed and not released).
     @inlinable

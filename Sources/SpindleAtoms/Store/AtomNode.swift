@@ -97,6 +97,9 @@ class AnyAtomNode {
     /// Computes the value again; returns whether it changed (and queues
     /// the deliveries and ends of what it replaced).
     func recompute(in graph: AtomGraph) throws(AtomError) -> Bool { fatalError("abstract") }
+    /// Starts loading what the node's recomputation reads outside the
+    /// node (its value's storage, its first watcher): a hint.
+    func prefetchReferenced() {}
     /// Queues what releasing the node must do outside the exclusion.
     func release(in graph: AtomGraph) { fatalError("abstract") }
     /// The node's value for a snapshot.

@@ -27,6 +27,13 @@ struct HeightBuckets {
         lists.unsafelyUnwrapped[height].removeLast()
     }
 
+    /// The node that `removeLast(at:)` takes next at `height`, if any.
+    func peekLast(at height: Int) -> Unmanaged<AnyAtomNode>? {
+        guard height < listCount else { return nil }
+        let list = lists.unsafelyUnwrapped[height]
+        return list.isEmpty ? nil : list[list.count &- 1]
+    }
+
     /// Frees every list.
     mutating func deallocate() {
         guard let lists else { return }
