@@ -346,6 +346,12 @@ final class AtomGraph {
     }
 
     private func schedule(dependentsOf node: AnyAtomNode) {
+        // Every dependent's first line starts loading before the first is
+        // read: their misses overlap instead of queueing behind each
+        // other's bucket work.
+        if node.dependents.count > 1 {
+            for index in 0..<node.dependents.count { spindle_prefetch(node.dependents.opaque(at: index), 64) }
+        }
         node.dependents.forEach { dependent in
             if dependent.scheduledEpoch == epoch { return }
             dependent.scheduledEpoch = epoch
