@@ -67,6 +67,27 @@ struct AtomKey: Hashable, Sendable {
         hasher.combine(scope)
     }
 
+    /// The hash the store's dictionary uses (`Hashable`'s customization
+    /// point for it): the key was hashed by `Hasher` once, when the
+    /// `AtomKey` was made; here it is only mixed with the type, the scope
+    /// and the dictionary's seed, so that a set's lookup does not run
+    /// the hasher again. The mix is a bijection of `keyHash` for a given
+    /// type, scope and seed, and `keyHash` is already spread by `Hasher`.
+    func _rawHashValue(seed: Int) -> Int {
+        var mixed = UInt64(UInt(bitPattern: keyHash))
+        mixed ^= UInt64(UInt(bitPattern: type)) &* 0x9E37_79B9_7F4A_7C15
+        mixed ^= scope &* 0xC2B2_AE3D_27D4_EB4F
+        mixed ^= UInt64(UInt(bitPattern: seed))
+        // MurmurHash3's 64-bit finalizer: every input bit reaches every
+        // output bit, low ones included (the dictionary indexes by them).
+        mixed ^= mixed >> 33
+        mixed &*= 0xFF51_AFD7_ED55_8CCD
+        mixed ^= mixed >> 33
+        mixed &*= 0xC4CE_B9FE_1A85_EC53
+        mixed ^= mixed >> 33
+        return Int(truncatingIfNeeded: mixed)
+    }
+
     /// The same atom, in whatever scope.
     func isSameAtom(as other: AtomKey) -> Bool {
         type == other.type && keyHash == other.keyHash && keysEqual(key, other.key)

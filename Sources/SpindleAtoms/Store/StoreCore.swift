@@ -1,5 +1,6 @@
 internal import Atomics
 import Logging
+import Synchronization
 internal import Spindle
 
 #if canImport(Glibc)
@@ -28,7 +29,8 @@ final class StoreCore: @unchecked Sendable {
     private let mutex = Lock<Void>(())
     /// The thread running an operation, or 0. Atomic: any thread reads it
     /// (relaxed: a thread can only find its own id there if it stored it).
-    private let owner = ManagedAtomic<UInt>(0)
+    /// In the object: every watch of a computation reads it.
+    private let owner = Atomic<UInt>(0)
     /// Guarded by `mutex` (the owner thread only).
     private let graph: AtomGraph
     /// The last number given to a scope.
