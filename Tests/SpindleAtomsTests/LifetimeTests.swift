@@ -108,6 +108,43 @@ import Testing
         keep.cancel()
     }
 
+    /// A delivery names its watcher uncounted, and the node gives its
+    /// reference back through the outbox, after the deliveries queued
+    /// before: a watch dropped by the callback of the watch before it, with
+    /// its own value waiting in the same batch, is skipped, not freed first.
+    /// (Under AddressSanitizer, giving the reference back at the removal
+    /// instead is a use after free in the delivery: checked so.)
+    @Test func aWatchDroppedByAnEarlierCallbackOfTheSameUpdateIsSkippedThenFreed() throws {
+        let store = AtomStore()
+        let probes = ReleaseProbes()
+        let calls = Counter()
+        let dropped = Locked<AtomSubscription<Int>?>(nil)
+        let dropping = try store.watch(Source(id: 4)) { _ in
+            let subscription = dropped.withLock { held -> AtomSubscription<Int>? in
+                defer { held = nil }
+                return held
+            }
+            subscription?.cancel()
+        }
+        /// Only the watch's callback holds the probe, and only `dropped`
+        /// the subscription.
+        func watchHoldingAProbe() throws {
+            let probe = probes.probe()
+            let subscription = try store.watch(Source(id: 4)) { _ in
+                withExtendedLifetime(probe) { _ = calls.add() }
+            }
+            dropped.withLock { $0 = subscription }
+        }
+        try watchHoldingAProbe()
+        #expect(probes.live == 1)
+        try store.set(1, for: Source(id: 4))
+        // The set delivered on this thread, the release last.
+        #expect(calls.current == 0)
+        #expect(dropped.withLock { $0 } == nil)
+        #expect(probes.live == 0)
+        dropping.cancel()
+    }
+
     @Test func aClosedStoreRefusesEveryOperationAndReleasesItsAtoms() throws {
         let terminations = Counter()
         let probes = ReleaseProbes()

@@ -8,18 +8,23 @@ import Synchronization
 /// casts the value, and asks the runtime for no metadata.
 @usableFromInline
 enum AtomDelivery {
-    /// The watcher's next value. The delivery owns one reference to the
-    /// watcher, taken when it was queued and given back by `deliver`: a
-    /// batch holds no counted reference, so going through it and clearing
-    /// it retain and release nothing else.
+    /// The watcher's next value. Uncounted: the watcher's node holds it
+    /// until a later `release` delivery (a batch holds no counted
+    /// reference, so queueing, going through and clearing it retain and
+    /// release nothing).
     case watcher(Unmanaged<AnyAtomWatcher>)
+    /// The node's reference to a watcher it no longer has (removed, or
+    /// the node released), given back after every delivery queued before
+    /// it, which may still name the watcher.
+    case release(Unmanaged<AnyAtomWatcher>)
     indirect case observer(ObserverDelivery)
 
-    /// Delivers; once per delivery (it gives the watcher's reference back).
+    /// Delivers; once per delivery (a `release` gives its reference back).
     func deliver() {
         switch self {
         case .watcher(let watcher):
             watcher._withUnsafeGuaranteedRef { $0.deliverNext() }
+        case .release(let watcher):
             watcher.release()
         case .observer(let delivery):
             delivery.deliver()

@@ -69,7 +69,7 @@ extension AtomGraph {
     /// if nothing else uses it.
     func removeWatcher<A: Atom>(_ watcher: AtomWatcher<A.Produced>, from node: NodeOf<A>) {
         watcher.cancel()
-        guard !node.isReleased, node.removeWatcher(watcher) else { return }
+        guard !node.isReleased, node.removeWatcher(watcher, in: self) else { return }
         addReleaseCandidate(node)
     }
 

@@ -23,8 +23,9 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     @usableFromInline let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     @usableFromInline @exclusivity(unchecked) var hasValue = false
     /// The watchers from outside the graph, in the order they came;
-    /// counted: the node holds each (`addWatcher` retains it, its removal
-    /// releases it). (Each an `AtomWatcher<Value>`; the list's element is
+    /// counted: the node holds each (`addWatcher` retains it; its removal
+    /// and the node's release give it back through the outbox, after the
+    /// deliveries that name it). (Each an `AtomWatcher<Value>`; the list's element is
     /// not generic, so that going through it needs no metadata lookup.)
     @usableFromInline @exclusivity(unchecked) var watchers = ReferenceList<AnyAtomWatcher>()
     /// The kind's producer, with `isEqual` filled in for an `Equatable`
@@ -43,6 +44,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     deinit {
         clearValue()
         slot.deallocate()
+        // Only a node never released still lists watchers here: its graph
+        // is gone, and with it every delivery that could name them.
         watchers.releaseAll()
         watchers.deallocate()
     }
@@ -144,14 +147,15 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         return true
     }
 
-    /// Queues `value` for each watcher: the delivery holds the watcher
-    /// (one retain, released once delivered); the list is read in place.
+    /// Queues `value` for each watcher; the list is read in place. The
+    /// delivery names the watcher uncounted: the node's reference outlives
+    /// it (see `giveBack`).
     @inlinable
     func queue(_ value: Value, in graph: AtomGraph) {
         for index in 0..<watchers.count {
             let watcher = watchers[index]
             watcher._withUnsafeGuaranteedRef { unsafeDowncast($0, to: AtomWatcher<Value>.self).enqueue(value) }
-            graph.outbox.append(.watcher(watcher.retain()))
+            graph.outbox.append(.watcher(watcher))
         }
     }
 
@@ -163,12 +167,20 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     }
 
     /// Removes a watcher; whether it was there.
-    func removeWatcher(_ watcher: AnyAtomWatcher) -> Bool {
+    func removeWatcher(_ watcher: AnyAtomWatcher, in graph: AtomGraph) -> Bool {
         guard let index = watchers.firstIndex(of: watcher) else { return false }
-        watchers[index].release()
+        giveBack(watchers[index], in: graph)
         watchers.remove(at: index)
         watcherCount -= 1
         return true
+    }
+
+    /// Gives the node's counted reference to `watcher` back, through the
+    /// outbox: deliveries run in the order they were queued, so every
+    /// delivery that names the watcher, queued before this, runs first,
+    /// and the reference keeps it alive for them.
+    private func giveBack(_ watcher: Unmanaged<AnyAtomWatcher>, in graph: AtomGraph) {
+        graph.outbox.append(.release(watcher))
     }
 
     /// Queues the end of what `old` held (its producer's `end`: a task
@@ -187,8 +199,10 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         terminations.removeAll()
         clearValue()
         resource = nil
-        watchers.forEach { $0.cancel() }
-        watchers.releaseAll()
+        for index in 0..<watchers.count {
+            watchers[index]._withUnsafeGuaranteedRef { $0.cancel() }
+            giveBack(watchers[index], in: graph)
+        }
         watchers.removeAll()
         watcherCount = 0
     }
