@@ -435,7 +435,7 @@ final class AtomGraph {
             addReleaseCandidate(dependency)
         }
         node.clearDependencies()
-        node.lateDependencies = []
+        if !node.lateDependencies.isEmpty { node.lateDependencies = [] }
         node.release(in: self)
         if !observers.isEmpty {
             let atom = AtomDescription(node)

@@ -22,33 +22,28 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// value's type asks the runtime for that optional's metadata.
     @usableFromInline let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     @usableFromInline @exclusivity(unchecked) var hasValue = false
-    /// The watchers from outside the graph, in the order they came;
-    /// counted: the node holds each (`addWatcher` retains it; its removal
-    /// and the node's release give it back through the outbox, after the
-    /// deliveries that name it). (Each an `AtomWatcher<Value>`; the list's element is
-    /// not generic, so that going through it needs no metadata lookup.)
-    @usableFromInline @exclusivity(unchecked) var watchers = ReferenceList<AnyAtomWatcher>()
     /// The kind's producer, with `isEqual` filled in for an `Equatable`
     /// value: a new value equal to the old one stops propagation here.
     @usableFromInline let producer: AtomProducer<Value>
     @usableFromInline let atom: A
+    // Not read by the propagation.
+    let storedKey: AtomKey
 
     init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
         self.atom = atom
         self.producer = producer.isEqual != nil ? producer : AtomProducer(
             isRestorable: producer.isRestorable, isEqual: equality(for: Value.self),
             compute: producer.compute, end: producer.end, recompute: producer.recompute)
-        super.init(core: core, key: key, keepAlive: atom is any KeepAlive)
+        storedKey = key
+        super.init(core: core, keepAlive: atom is any KeepAlive, atomType: key.type)
     }
 
     deinit {
         clearValue()
         slot.deallocate()
-        // Only a node never released still lists watchers here: its graph
-        // is gone, and with it every delivery that could name them.
-        watchers.releaseAll()
-        watchers.deallocate()
     }
+
+    override var key: AtomKey { storedKey }
 
     override var atomDescription: String { String(describing: atom) }
 
@@ -163,7 +158,6 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     func addWatcher(_ watcher: AtomWatcher<Value>) {
         watchers.append(watcher)
         _ = Unmanaged.passUnretained(watcher).retain()
-        watcherCount += 1
     }
 
     /// Removes a watcher; whether it was there.
@@ -171,7 +165,6 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         guard let index = watchers.firstIndex(of: watcher) else { return false }
         giveBack(watchers[index], in: graph)
         watchers.remove(at: index)
-        watcherCount -= 1
         return true
     }
 
@@ -204,7 +197,6 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
             giveBack(watchers[index], in: graph)
         }
         watchers.removeAll()
-        watcherCount = 0
     }
 
     override func makeUpdater(generation: UInt64, in graph: AtomGraph) -> any Sendable {

@@ -50,8 +50,12 @@ class AnyAtomNode {
 
     /// Terminations added by the computation of the current value.
     @usableFromInline @exclusivity(unchecked) final var terminations: [@Sendable () -> Void] = []
-    /// Watchers from outside the graph (store watches and test watches).
-    @exclusivity(unchecked) final var watcherCount = 0
+    /// The watchers from outside the graph (store watches and test
+    /// watches), in the order they came; counted: the node holds each
+    /// (`AtomNode.addWatcher` retains it; its removal and the node's
+    /// release give it back through the outbox, after the deliveries that
+    /// name it). Each is an `AtomWatcher` of the node's value type.
+    @usableFromInline @exclusivity(unchecked) final var watchers = ReferenceList<AnyAtomWatcher>()
     /// The store's core, for the contexts of the node's computations.
     /// Strong: the graph holds its nodes and each node the core, a cycle
     /// that closing the store (which its ``AtomStore`` does when released)
@@ -59,38 +63,66 @@ class AnyAtomNode {
     /// keeps the closed core.
     @usableFromInline final let core: StoreCore
 
-    // Not read by the propagation.
+    // Not read by the propagation. The key is the typed subclass's, after
+    // its own fields: what a propagation reads fills the node's first
+    // lines (see `prefetchedBytes`).
     /// A stamp for the graph's walks: comparing dependency lists (a node
     /// watched twice in one computation is one edge), searching for a cycle.
     @exclusivity(unchecked) final var mark: UInt64 = 0
+    /// What few nodes have, made when first needed.
+    @exclusivity(unchecked) final var extras: NodeExtras?
+
+    /// How much of a node the propagation prefetches once it schedules it:
+    /// the fields above and the typed subclass's value, producer and atom.
+    static let prefetchedBytes = 320
+
+    init(core: StoreCore, keepAlive: Bool, atomType: ObjectIdentifier) {
+        self.core = core
+        self.atomType = atomType
+        self.keepAlive = keepAlive
+    }
+
     /// What a task's body watched after the computation returned: kept until
     /// the node is released (the next task watches them again, and must
     /// find them in use).
-    @exclusivity(unchecked) final var lateDependencies: [AnyAtomNode] = []
-    let key: AtomKey
+    final var lateDependencies: [AnyAtomNode] {
+        get { extras?.lateDependencies ?? [] }
+        _modify {
+            let extras = madeExtras()
+            yield &extras.lateDependencies
+        }
+    }
+
     /// What the computation keeps beside the value (a spin atom's loop).
-    @exclusivity(unchecked) final var resource: (any Sendable)?
+    final var resource: (any Sendable)? {
+        get { extras?.resource }
+        set { if newValue != nil || extras != nil { madeExtras().resource = newValue } }
+    }
 
-    /// How much of a node the propagation prefetches once it schedules it.
-    static let prefetchedBytes = 448
-
-    init(core: StoreCore, key: AtomKey, keepAlive: Bool) {
-        self.core = core
-        self.key = key
-        atomType = key.type
-        self.keepAlive = keepAlive
+    private final func madeExtras() -> NodeExtras {
+        if let extras { return extras }
+        let made = NodeExtras()
+        extras = made
+        return made
     }
 
     deinit {
         dependencies.releaseAll()
         dependencies.deallocate()
         dependents.deallocate()
+        // Only a node never released still lists watchers here: its graph
+        // is gone, and with it every delivery that could name them.
+        watchers.releaseAll()
+        watchers.deallocate()
     }
 
     /// In use: watched, a dependency of a node in use, or kept alive.
-    final var isInUse: Bool { keepAlive || watcherCount > 0 || !dependents.isEmpty || isComputing }
+    final var isInUse: Bool { keepAlive || !watchers.isEmpty || !dependents.isEmpty || isComputing }
 
     // MARK: The typed part (overridden by AtomNode)
+
+    /// The atom's identity in the store.
+    var key: AtomKey { fatalError("abstract") }
 
     /// The atom, for cycle paths and observers.
     var atomDescription: String { fatalError("abstract") }
@@ -174,6 +206,13 @@ class AnyAtomNode {
         dependencies.releaseAll()
         dependencies.removeAll()
     }
+}
+
+/// A node's rarely used parts: a task atom's late dependencies, a spin
+/// atom's loop. Guarded by the store's exclusion, as the node.
+final class NodeExtras {
+    @exclusivity(unchecked) var lateDependencies: [AnyAtomNode] = []
+    @exclusivity(unchecked) var resource: (any Sendable)?
 }
 
 /// A node carried by a context, an updater or a subscription to another
