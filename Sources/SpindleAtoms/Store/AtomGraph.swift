@@ -349,9 +349,7 @@ final class AtomGraph {
         // Every dependent's first line starts loading before the first is
         // read: their misses overlap instead of queueing behind each
         // other's bucket work.
-        if node.dependents.count > 1 {
-            for index in 0..<node.dependents.count { spindle_prefetch(node.dependents.opaque(at: index), 64) }
-        }
+        if node.dependents.count > 1 { node.prefetchDependents() }
         node.dependents.forEach { dependent in
             if dependent.scheduledEpoch == epoch { return }
             dependent.scheduledEpoch = epoch
@@ -395,6 +393,8 @@ final class AtomGraph {
     /// date in this update: no dependency of it changed), and what watches
     /// it is recomputed if the value changed. A set, a modify and a feed.
     func propagate<A: Atom>(_ value: A.Produced, from node: NodeOf<A>) {
+        // The dependents load while the value is replaced and delivered.
+        node.prefetchDependents()
         beginUpdate()
         node.processedEpoch = epoch
         node.replaceValue(with: value, in: self)

@@ -1,5 +1,3 @@
-internal import CSpindle
-
 /// The node of atom type `A`.
 @usableFromInline
 typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
@@ -35,7 +33,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
             isRestorable: producer.isRestorable, isEqual: equality(for: Value.self),
             compute: producer.compute, end: producer.end, recompute: producer.recompute)
         storedKey = key
-        super.init(core: core, keepAlive: atom is any KeepAlive, atomType: key.type)
+        super.init(core: core, keepAlive: atom is any KeepAlive, atomType: key.type, valueStorage: slot)
     }
 
     deinit {
@@ -46,11 +44,6 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     override var key: AtomKey { storedKey }
 
     override var atomDescription: String { String(describing: atom) }
-
-    override func prefetchReferenced() {
-        spindle_prefetch(slot, 1)
-        if !watchers.isEmpty { spindle_prefetch(watchers[0].toOpaque(), 128) }
-    }
 
     /// The value: the node has one (it was computed and not released).
     @inlinable

@@ -1,3 +1,5 @@
+internal import CSpindle
+
 /// One atom's place in the graph: its edges, its rank and its lifetime.
 /// The value and what it needs live in ``AtomNode``, the typed subclass.
 ///
@@ -62,6 +64,8 @@ class AnyAtomNode {
     /// breaks by releasing every node; a node a task keeps after that
     /// keeps the closed core.
     @usableFromInline final let core: StoreCore
+    /// Where the typed subclass keeps the value, for `prefetchReferenced`.
+    final let valueStorage: UnsafeRawPointer
 
     // Not read by the propagation. The key is the typed subclass's, after
     // its own fields: what a propagation reads fills the node's first
@@ -76,8 +80,9 @@ class AnyAtomNode {
     /// the fields above and the typed subclass's value, producer and atom.
     static let prefetchedBytes = 320
 
-    init(core: StoreCore, keepAlive: Bool, atomType: ObjectIdentifier) {
+    init(core: StoreCore, keepAlive: Bool, atomType: ObjectIdentifier, valueStorage: UnsafeRawPointer) {
         self.core = core
+        self.valueStorage = valueStorage
         self.atomType = atomType
         self.keepAlive = keepAlive
     }
@@ -116,6 +121,19 @@ class AnyAtomNode {
         watchers.deallocate()
     }
 
+    /// Starts loading what the node's recomputation reads outside the
+    /// node (its value's storage, its first watcher): a hint.
+    final func prefetchReferenced() {
+        spindle_prefetch(valueStorage, 1)
+        if !watchers.isEmpty { spindle_prefetch(watchers.opaque(at: 0), 128) }
+    }
+
+    /// Starts loading the first line of each dependent: their misses
+    /// overlap instead of coming one after another as they are scheduled.
+    final func prefetchDependents() {
+        for index in 0..<dependents.count { spindle_prefetch(dependents.opaque(at: index), 64) }
+    }
+
     /// In use: watched, a dependency of a node in use, or kept alive.
     final var isInUse: Bool { keepAlive || !watchers.isEmpty || !dependents.isEmpty || isComputing }
 
@@ -129,9 +147,6 @@ class AnyAtomNode {
     /// Computes the value again; returns whether it changed (and queues
     /// the deliveries and ends of what it replaced).
     func recompute(in graph: AtomGraph) throws(AtomError) -> Bool { fatalError("abstract") }
-    /// Starts loading what the node's recomputation reads outside the
-    /// node (its value's storage, its first watcher): a hint.
-    func prefetchReferenced() {}
     /// Queues what releasing the node must do outside the exclusion.
     func release(in graph: AtomGraph) { fatalError("abstract") }
     /// The node's value for a snapshot.
