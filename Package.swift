@@ -174,7 +174,8 @@ let package = Package(
             ]
         ),
         // Atoms: keyed, derived and async state as a graph fed by loops.
-        // Spindle only (and what Spindle itself uses: atomics, logging).
+        // Spindle only (and what Spindle itself uses: its C target, atomics,
+        // logging).
         .target(
             name: "SpindleAtoms",
             dependencies: [
