@@ -11,7 +11,7 @@ final class AtomGraph {
     /// The core that owns the graph, for contexts and updaters (which hold
     /// it weakly: a task outliving its store does not keep it).
     unowned(unsafe) var core: StoreCore!
-    @exclusivity(unchecked) var nodes: [AtomKey: AnyAtomNode] = [:]
+    @exclusivity(unchecked) var nodes = NodeIndex<AnyAtomNode>()
     @exclusivity(unchecked) var overrides: AtomOverrides
     @exclusivity(unchecked) var observers: [any AtomObserver]
     @exclusivity(unchecked) var isClosed = false
@@ -92,12 +92,12 @@ final class AtomGraph {
         let scoped = key.scope != 0 ? scope?.producer(for: atom) : nil
         let node = AtomNode(
             atom: atom, key: key, producer: scoped ?? overrides.producer(for: atom) ?? atom.producer, core: core)
-        nodes[key] = node
+        nodes.insert(node, for: key)
         node.processedEpoch = epoch
         do {
             try node.computeFirst(in: self)
         } catch {
-            nodes[key] = nil
+            nodes.remove(node, for: key)
             node.isReleased = true
             throw error
         }
@@ -429,7 +429,7 @@ final class AtomGraph {
 
     func releaseNode(_ node: AnyAtomNode) {
         node.isReleased = true
-        if nodes[node.key] === node { nodes[node.key] = nil }
+        nodes.remove(node, for: node.key)
         for dependency in node.dependencies.array + node.lateDependencies {
             dependency.removeDependent(node)
             addReleaseCandidate(dependency)
@@ -482,7 +482,7 @@ final class AtomGraph {
     func makeSnapshot() -> AtomSnapshot {
         var entries: [AtomKey: AtomSnapshot.Entry] = [:]
         entries.reserveCapacity(nodes.count)
-        for (key, node) in nodes { entries[key] = node.snapshotEntry() }
+        nodes.forEach { node in entries[node.key] = node.snapshotEntry() }
         return AtomSnapshot(entries: entries)
     }
 }

@@ -43,6 +43,8 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
 
     override var key: AtomKey { storedKey }
 
+    override func hasKey(_ key: AtomKey) -> Bool { storedKey == key }
+
     override var atomDescription: String { String(describing: atom) }
 
     /// The value: the node has one (it was computed and not released).

@@ -141,6 +141,8 @@ class AnyAtomNode {
 
     /// The atom's identity in the store.
     var key: AtomKey { fatalError("abstract") }
+    /// Whether the node's key is `key`, compared in place (`key` returns a copy).
+    func hasKey(_ key: AtomKey) -> Bool { fatalError("abstract") }
 
     /// The atom, for cycle paths and observers.
     var atomDescription: String { fatalError("abstract") }

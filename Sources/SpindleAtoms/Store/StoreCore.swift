@@ -159,7 +159,7 @@ final class StoreCore: @unchecked Sendable {
     func close() {
         _ = try? perform { (graph: AtomGraph) throws(AtomError) in
             graph.isClosed = true
-            for node in Array(graph.nodes.values) where !node.isReleased {
+            for node in graph.nodes.all where !node.isReleased {
                 graph.releaseNode(node)
             }
             graph.releaseCandidates.removeAll()
