@@ -122,6 +122,49 @@ import Testing
         subscription.cancel()
     }
 
+    /// A recomputation that starts watching an atom of its own height or
+    /// above, whose dependency changed in the same update but is not
+    /// recomputed yet: it reads that atom's new value, not its old one.
+    ///
+    /// `Gate` and `Tens` both watch the source (height 1); `Gate` watched
+    /// it last, so the update recomputes `Gate` first. When the source
+    /// turns positive, `Gate` starts watching `Shown` (height 2, above
+    /// `Tens`): `Shown` must be brought up to date through `Tens` first.
+    @Test func aNewWatchOfAHigherAtomReadsItsValueOfTheUpdate() throws {
+        struct Tens: ValueAtom, Hashable {
+            func value(context: Context) throws(AtomError) -> Int { try context.watch(Source(id: 0)) * 10 }
+        }
+        struct Shown: ValueAtom, Hashable {
+            func value(context: Context) throws(AtomError) -> Int { try context.watch(Tens()) }
+        }
+        struct Pair: Equatable, Sendable {
+            let source: Int
+            let shown: Int?
+        }
+        struct Gate: ValueAtom, Hashable {
+            let counts: ComputeCounts
+            func value(context: Context) throws(AtomError) -> Pair {
+                counts.computed("gate")
+                let source = try context.watch(Source(id: 0))
+                return Pair(source: source, shown: source > 0 ? try context.watch(Shown()) : nil)
+            }
+            static func == (lhs: Gate, rhs: Gate) -> Bool { true }
+            func hash(into hasher: inout Hasher) {}
+        }
+        let counts = ComputeCounts()
+        let store = AtomStore()
+        let shown = try store.watch(Shown()) { _ in }
+        let seen = Recorder<Pair>()
+        let gate = try store.watch(Gate(counts: counts)) { seen.append($0) }
+        counts.reset()
+        try store.set(1, for: Source(id: 0))
+        try store.set(2, for: Source(id: 0))
+        #expect(seen.values == [Pair(source: 1, shown: 10), Pair(source: 2, shown: 20)])
+        #expect(counts["gate"] == 2)
+        gate.cancel()
+        shown.cancel()
+    }
+
     @Test func watchersSeeEveryChangeInOrder() throws {
         let store = AtomStore()
         let seen = Recorder<Int>()

@@ -320,10 +320,40 @@ final class AtomGraph {
         propagating && node.scheduledEpoch == epoch && node.processedEpoch != epoch
     }
 
-    /// Recomputes `node` if it is pending in the running propagation, so
-    /// that a watch of it reads its value of this update.
+    /// Brings `node` up to date in the running propagation, so that a
+    /// watch of it reads its value of this update: what it depends on that
+    /// is due in this update is recomputed first, then `node` if that
+    /// scheduled it.
+    ///
+    /// A node watched for the first time by a recomputation may stand at
+    /// the recomputing node's height or above: its dependencies need not
+    /// have been reached yet, and it is not scheduled although one of them
+    /// is (an atom of the running height, recomputed later). Without the
+    /// walk up, the watch would read its old value beside its
+    /// dependencies' new ones, and keep it after the update.
     func bringUpToDate(_ node: AnyAtomNode) {
+        guard propagating, node.processedEpoch != epoch else { return }
+        // Nothing waits in the buckets: nothing upstream is due.
+        if pendingCount > 0, node.height > lowestBucket {
+            stamp &+= 1
+            bringDependenciesUpToDate(of: node, visit: stamp)
+        }
         if isPending(node) { process(node) }
+    }
+
+    /// Brings each dependency of `node` that may be due in the running
+    /// propagation up to date, lowest first: the ones below the running
+    /// height are done. Each node is visited once per walk (`mark`).
+    private func bringDependenciesUpToDate(of node: AnyAtomNode, visit: UInt64) {
+        for index in 0..<node.dependencies.count {
+            node.dependencies[index]._withUnsafeGuaranteedRef { dependency in
+                guard dependency.mark != visit, dependency.height >= lowestBucket,
+                      dependency.processedEpoch != epoch, !dependency.isComputing else { return }
+                dependency.mark = visit
+                bringDependenciesUpToDate(of: dependency, visit: visit)
+                if isPending(dependency) { process(dependency) }
+            }
+        }
     }
 
     /// Recomputes a scheduled node; a failure is reported and leaves its value.
