@@ -1,12 +1,6 @@
 @testable import SpindleAtoms
+import SpindleTestSupport
 import Testing
-
-/// An atom type keyed by an `Int`.
-private struct Numbered: StateAtom {
-    let id: Int
-    var key: Int { id }
-    func defaultValue(context: Context) -> Int { 0 }
-}
 
 /// A key whose values fall in eight hash classes: whole runs of keys
 /// share a hash, so only equality tells them apart.
@@ -44,26 +38,14 @@ private final class LiveCount {
     var count = 0
 }
 
-/// A deterministic generator (SplitMix64), so that a failure replays.
-private struct Seeded: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
-    }
-}
-
 @Suite struct NodeIndexTests {
-    /// The key of test key number `id`: half the ids are `Numbered`
+    /// The key of test key number `id`: half the ids are `Source`
     /// atoms, half `CrowdedAtom`s (the same numbers, another type), and
     /// ids past 1,000 are in a scope.
     private static func key(_ id: Int) -> AtomKey {
         let scope: UInt64 = id >= 1_000 ? 7 : 0
         let number = id % 1_000
-        return number % 2 == 0 ? AtomKey(Numbered(id: number / 2), scope: scope)
+        return number % 2 == 0 ? AtomKey(Source(id: number / 2), scope: scope)
             : AtomKey(CrowdedAtom(key: Crowded(id: number / 2)), scope: scope)
     }
 
@@ -75,7 +57,7 @@ private struct Seeded: RandomNumberGenerator {
     func agreesWithADictionaryThroughRandomInsertsAndRemovals(seed: UInt64) {
         let alive = LiveCount()
         do {
-            var generator = Seeded(state: seed)
+            var generator = SplitMix64(seed: seed)
             var index = NodeIndex<Entry>(capacity: 2)
             var expected: [AtomKey: Entry] = [:]
             for step in 0..<6_000 {

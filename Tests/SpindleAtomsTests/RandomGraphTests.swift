@@ -59,7 +59,7 @@ import Testing
 
     @Test(arguments: Array(UInt64(11)...40))
     func everyWatchedAtomIsToldOnlyItsValueOfEachSet(seed: UInt64) throws {
-        var generator = SplitMix(state: seed)
+        var generator = SplitMix64(seed: seed)
         func pick(below index: Int) -> Int {
             let choice = Int(generator.next() % UInt64(index + Self.sources))
             return choice < index ? choice : -1 - (choice - index)
@@ -106,17 +106,5 @@ import Testing
             }
         }
         for subscription in subscriptions { subscription.cancel() }
-    }
-}
-
-/// A deterministic generator, so that a failing seed replays.
-private struct SplitMix {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var mixed = state
-        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-        return mixed ^ (mixed >> 31)
     }
 }
