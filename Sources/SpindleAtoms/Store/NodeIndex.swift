@@ -22,6 +22,9 @@ extension AnyAtomNode: IndexedByAtomKey {}
 /// seeded per process, so keys made from outside input cannot be chosen
 /// to collide.
 ///
+/// It grows (doubling) and never shrinks, as a `Dictionary` does not on
+/// removal: a store's table stays as large as its largest graph.
+///
 /// It holds a counted reference to every node it indexes. Not thread-safe:
 /// the store's exclusion guards it (a member of `AtomGraph`).
 struct NodeIndex<Node: IndexedByAtomKey>: ~Copyable {
