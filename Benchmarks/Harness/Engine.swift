@@ -1,3 +1,4 @@
+import Dispatch
 @_spi(Benchmarks) import Spindle
 /// The engines compared side by side. The queue engines (`lockfree`, `ring`,
 /// `baseline`) vary the event queue on the default executor (the shared
@@ -23,6 +24,13 @@ enum Engine: String, CaseIterable, Sendable {
     /// The shared pool, with the scenario's feedbacks on a serial dispatch
     /// queue of their own (`execute(on:)`): the cost of the hop.
     case queued
+    /// The loop on a serial `DispatchQueue` of its own (`.queue(_:)`
+    /// executor).
+    case serialQueue = "serial-queue"
+    /// The sporadic scenarios' limit: not Spindle and no engine, but a bare
+    /// C round trip between two threads that park on futexes, each woken
+    /// by the other (`cfutex_sporadic_run`): two wake-ups and nothing else.
+    case futex
     /// The machine alone, for the latency scenario: not Spindle, and no
     /// engine at all but two spinning C threads over an SPSC ring, the
     /// producer paced as the scenario's is (`cspsc_paced_run`). Its p50 is
@@ -67,9 +75,10 @@ enum Engine: String, CaseIterable, Sendable {
         case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
         case .baseline: SpinOptions(queue: .custom(BaselineQueue<Event>.factory))
         case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO,
-             .atoms, .combine, .observation, .watched, .unwatched:
+             .atoms, .combine, .observation, .watched, .unwatched, .futex:
             SpinOptions(executor: .sharedPool)
         case .dedicated: SpinOptions(executor: .dedicatedThread)
+        case .serialQueue: SpinOptions(executor: .queue(DispatchQueue(label: "benchmarks-serial-queue")))
         }
     }
 
@@ -86,6 +95,8 @@ enum Engine: String, CaseIterable, Sendable {
         case .dedicated: "a dedicated thread for the loop (.dedicatedThread), .lockFree queue"
         case .dispatch: "yardstick: one serial DispatchQueue per loop, one async per event (not Spindle)"
         case .queued: "the shared pool, feedbacks on a serial queue of their own (execute(on:))"
+        case .serialQueue: "the loop on a serial DispatchQueue of its own (.queue executor), .lockFree queue"
+        case .futex: "the limit for a parked thread: a bare C round trip of two futex wake-ups (not Spindle)"
         case .bare: "the machine alone: two spinning C threads over an SPSC ring, paced as the scenario's producer (not Spindle)"
         case .plain: "yardstick: a plain NIO ChannelInboundHandler (the example server's plain mode; not Spindle)"
         case .byHand: "the spin's reducer and replies in a plain NIO handler, no loop (the example server's by-hand mode)"

@@ -29,4 +29,18 @@ uint64_t cspsc_probe_run(uint64_t events);
 /// future (the figures are then void). `latencies` holds `events` values.
 uint64_t cspsc_paced_run(uint64_t lead_in, uint64_t events, uint64_t interval_ns, uint64_t *latencies);
 
+/// The latency-sporadic scenarios' limit (`futex` engine), no engine at all:
+/// a producer thread sleeps `pause_ns` (0: not at all), stamps, writes a
+/// request and wakes a consumer thread parked on a futex; the consumer writes
+/// the answer and wakes the producer, which sleeps on its own futex until
+/// then, and writes now − stamp into `latencies[i]`. Two wake-ups of a
+/// parked thread per round trip, nothing else: what an engine that parks its
+/// idle thread cannot beat by more than one wake-up.
+///
+/// Returns the elapsed nanoseconds from the release of both threads to their
+/// end, or 0 when a thread could not be created or the consumer saw a
+/// request out of order (the figures are then void). `latencies` holds
+/// `events` values; `events` is at most 2^32 − 1.
+uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies);
+
 #endif

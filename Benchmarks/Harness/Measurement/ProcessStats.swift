@@ -51,6 +51,12 @@ enum ProcessStats {
         usage().ru_nivcsw
     }
 
+    /// Times one of the process's threads gave up its CPU to wait (a sleep,
+    /// a futex, a read: voluntary context switches).
+    static func voluntaryContextSwitches() -> Int {
+        usage().ru_nvcsw
+    }
+
     /// User + system CPU time of every thread of the process, in nanoseconds.
     static func cpuNanoseconds() -> UInt64 {
         let usage = usage()

@@ -1,0 +1,88 @@
+// The futex probe, the latency-sporadic scenarios' `futex` engine (see
+// CSPSCProbe.h): the limit of a round trip to a parked thread. Two wake-ups
+// through Linux futexes and nothing else: no queue, no engine.
+#include "CSPSCProbe.h"
+#include "probe_pair.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef struct {
+    // Written by the producer: the number of the request it made.
+    _Alignas(PROBE_LINE) _Atomic uint32_t request;
+    // Written by the consumer: the number of the request it answered.
+    _Alignas(PROBE_LINE) _Atomic uint32_t answer;
+    _Alignas(PROBE_LINE) probe_gate gate;
+    _Atomic int failed;
+    uint64_t events;
+    uint64_t pause_ns;
+    uint64_t *latencies;
+} futex_pair;
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t seen) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void pause_for(uint64_t ns) {
+    struct timespec t = {.tv_sec = (time_t)(ns / 1000000000u), .tv_nsec = (long)(ns % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, 0, &t, &t) == EINTR) {}
+}
+
+// Sleeps, stamps, writes the next request and wakes the consumer, then
+// sleeps on the answer until it is this request's.
+static void *futex_producer(void *argument) {
+    futex_pair *p = argument;
+    probe_gate_pass(&p->gate);
+    for (uint32_t i = 1; i <= p->events; i++) {
+        if (p->pause_ns > 0) pause_for(p->pause_ns);
+        uint64_t sent = probe_now_ns();
+        atomic_store_explicit(&p->request, i, memory_order_release);
+        futex_wake(&p->request);
+        uint32_t seen;
+        while ((seen = atomic_load_explicit(&p->answer, memory_order_acquire)) != i) futex_wait(&p->answer, seen);
+        p->latencies[i - 1] = probe_now_ns() - sent;
+    }
+    return NULL;
+}
+
+// Sleeps on the request until a new one comes, answers it and wakes the
+// producer.
+static void *futex_consumer(void *argument) {
+    futex_pair *p = argument;
+    probe_gate_pass(&p->gate);
+    for (uint32_t i = 1; i <= p->events; i++) {
+        uint32_t seen;
+        while ((seen = atomic_load_explicit(&p->request, memory_order_acquire)) != i) {
+            if (seen > i) atomic_store_explicit(&p->failed, 1, memory_order_relaxed);
+            futex_wait(&p->request, seen);
+        }
+        atomic_store_explicit(&p->answer, i, memory_order_release);
+        futex_wake(&p->answer);
+    }
+    return NULL;
+}
+
+uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies) {
+    if (events == 0 || events > UINT32_MAX) return 0;
+    futex_pair *p = aligned_alloc(PROBE_LINE, sizeof(futex_pair));
+    if (p == NULL) return 0;
+    atomic_init(&p->request, 0);
+    atomic_init(&p->answer, 0);
+    atomic_init(&p->failed, 0);
+    p->events = events;
+    p->pause_ns = pause_ns;
+    p->latencies = latencies;
+    uint64_t started = probe_run_pair(futex_consumer, futex_producer, p, &p->gate, &p->events);
+    uint64_t elapsed = probe_now_ns() - started;
+    bool void_run = started == 0 || atomic_load_explicit(&p->failed, memory_order_relaxed);
+    free(p);
+    return void_run ? 0 : (elapsed > 0 ? elapsed : 1);
+}
