@@ -44,7 +44,7 @@
 // re-check then found the condition false again (another thread took what
 // that notify announced), the waiter would sleep on the new value, unregistered:
 // every later notify would find no waiter and wake nobody, for good
-// (pool-wake.pml's broken variant pool-broken-late-seq).
+// (parker.pml's broken variant parker-broken-late-seq).
 //
 // Leaving. A waiter that returns from the futex, or cancels, unregisters
 // itself only if its round is still current (same high half); otherwise a

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Model-checks the loop scheduling protocol
 # (Sources/Spindle/Runtime/Scheduling/Model/PROTOCOL.md) with SPIN: its
-# Promela model, loop-scheduling.pml, beside it; and the pool's thread
-# wake-up protocol, pool-wake.pml (the runs named pool-*).
+# Promela model, loop-scheduling.pml, beside it; the pool's thread
+# wake-up protocol, pool-wake.pml (the runs named pool-*); and the parker
+# its threads sleep on, parker.pml (the runs named parker*).
 #
 # 1. The protocol as written, exhaustively (2 producers x 2 events, 2 pool
 #    runners, 1 event per slice, a stop racing the emits, a subscriber):
@@ -46,6 +47,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/loop-scheduling.pml"
 pool_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/pool-wake.pml"
+parker_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/parker.pml"
 lanes_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/lanes.pml"
 
 missing=()
@@ -99,6 +101,7 @@ run() {
   mkdir -p "$dir"
   case "$name" in
     pool-*) cp "$pool_model" "$dir/model.pml" ;;
+    parker|parker-*) cp "$parker_model" "$dir/model.pml" ;;
     lanes|lanes-*) cp "$lanes_model" "$dir/model.pml" ;;
     *) cp "$model" "$dir/model.pml" ;;
   esac
@@ -160,7 +163,7 @@ verdict() {
   return 0
 }
 
-echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$scope_full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
+echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$scope_full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${parker_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
 
 # Fields: name; spin defines; cc flags; pan arguments; "pass" or the
 # expected error (an extended regex); what the run checks. The longest runs
@@ -185,10 +188,16 @@ checks=(
   # 4. The pool's thread wake-up (pool-wake.pml): a loop queued behind a
   #    slice that waits for it is run by the other thread; no cycle; and
   #    without the pop rule SPIN finds the deadlock.
-  "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads"
+  "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads, one sleeper woken per wake"
   "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
   "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
-  "pool-broken-late-seq;-DBROKEN_LATE_SEQ;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, the parker's waiter reading wake_seq after registering: a notify ends its round unseen and it sleeps unregistered"
+  "pool-broken-no-flag;-DBROKEN_NO_FLAG;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a sleeper not re-checking its notified flag: a wake taken before it prepared its parker is lost and it sleeps unlisted"
+  #    The parker alone (parker.pml): waiters that consume one shared
+  #    condition (a full ring's space), each woken in time; the waiter that
+  #    reads wake_seq late, or does not re-check, sleeps for ever.
+  "parker;;$cc_safety;-m10000 -w24;pass;the parker: 3 waiters consuming one shared condition, each gets its token"
+  "parker-broken-late-seq;-DBROKEN_LATE_SEQ;$cc_safety;-m10000 -w24;invalid end state;the parker's waiter reading wake_seq after registering: a notify ends its round unseen and it sleeps unregistered"
+  "parker-broken-no-recheck;-DBROKEN_NO_RECHECK;$cc_safety;-m10000 -w24;invalid end state;the parker's waiter not re-checking after registering: a wake-up lost"
   "pool-broken-early-pop;-DBROKEN_EARLY_POP;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a pop after a search begun at a slice's end not taken as one after a wait: a queued loop never runs"
   #    A searcher switched out (-DSTALL): the rescue runs a loop queued
   #    behind it on the sleeping thread; without it, SPIN finds the deadlock.

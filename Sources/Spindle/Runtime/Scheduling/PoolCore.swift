@@ -60,7 +60,21 @@ final class PoolCore: LoopExecutor {
     private let threads: Int
     // The C ready queue follows its concurrency table: any thread pushes and pops.
     nonisolated(unsafe) private let readyQueue: OpaquePointer
-    private let parker = Parker()
+    /// The threads asleep, each on a parker of its own, the last to sleep
+    /// last. A wake takes one off the list (`wakeOne`): one thread gets up
+    /// for one loop, where a parker shared by every thread woke them all
+    /// and the others went back to sleep, each a context switch, on a
+    /// core the woken thread needed (issue 51: a sporadic round trip, 3
+    /// voluntary switches instead of 2 and 38 µs p50 instead of 11 µs).
+    // protected by its lock
+    private let sleepers = Lock<[Sleeper]>([])
+    /// atomic: `sleepers.count`, changed under the lock with a sequentially
+    /// consistent RMW (the Dekker pair with `schedule`: a sleeper counts
+    /// itself, then re-checks the ready queue; a schedule pushes, then
+    /// reads the count). Its own line: it changes only when a thread
+    /// sleeps or wakes, so while the pool is busy every producer reads it
+    /// from its cache.
+    private let sleeperCount = UnsafeAtomic<Int>.create(0)
     /// atomic: set once the loops are finished and the threads must exit.
     private let exiting = UnsafeAtomic<Bool>.create(false)
     /// atomic: threads awake and looking for work (spinning on the ready
@@ -95,16 +109,24 @@ final class PoolCore: LoopExecutor {
     /// queue before it sleeps. A trade-off between CPU burnt while idle and
     /// the latency of the next event: waking a sleeping thread costs its
     /// waker a system call and the event ~10–15 µs; polling costs a core.
-    /// So the budget adapts per thread, between `spinMinimumNanoseconds`
-    /// and `spinMaximumNanoseconds`:
+    /// So the budget adapts per thread, between nothing and
+    /// `spinMaximumNanoseconds`:
     /// - a thread woken soon after it slept (within the maximum) doubles its
-    ///   budget: work comes back at that rhythm (a closed loop: emit, see the
-    ///   state, emit again), so the next time it will still be polling;
-    /// - a thread that slept longer halves it: polling would have been waste
-    ///   (a loop fed once a millisecond, an idle process).
+    ///   budget, from `spinFirstNanoseconds`: work comes back at that rhythm
+    ///   (a closed loop: emit, see the state, emit again), so the next time
+    ///   it will still be polling;
+    /// - a thread that slept longer halves it, and below the first budget
+    ///   drops it: polling would have been waste (a loop fed once every
+    ///   100 µs or once a millisecond, an idle process). Such a thread
+    ///   sleeps as soon as its slice ends. That matters beyond the CPU: the
+    ///   thread woken for a sporadic event often runs on its waker's core
+    ///   (the kernel puts it there, or the other cores are busy), and while
+    ///   it polls after the slice, the waker, which may be the very thread
+    ///   waiting for the loop's state, cannot run (issue 51: 8 µs of polling
+    ///   put ~10 µs on a sporadic round trip's p50).
     /// A process whose loops all go idle burns at most one maximum budget
     /// per thread, once, then sleeps until the next event.
-    static let spinMinimumNanoseconds: UInt64 = 8_000
+    static let spinFirstNanoseconds: UInt64 = 8_000
     static let spinMaximumNanoseconds: UInt64 = 64_000
 
     init(name: String, threads: Int, isShared: Bool) {
@@ -116,6 +138,7 @@ final class PoolCore: LoopExecutor {
     }
 
     deinit {
+        sleeperCount.destroy()
         exiting.destroy()
         searching.destroy()
         searchBeat.destroy()
@@ -152,7 +175,7 @@ final class PoolCore: LoopExecutor {
         if let failure, !isShared || started == 0 {
             registry.withLock { $0.startError = failure }
             exiting.store(true, ordering: .sequentiallyConsistent)
-            parker.notify()
+            wakeAll()
             throw failure
         }
         threadsReady.store(true, ordering: .releasing)
@@ -163,7 +186,8 @@ final class PoolCore: LoopExecutor {
         registry.withLock { $0.activities.append(activity) }
         defer { threadExited(activity) }
         spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
-        var spinBudget = Self.spinMinimumNanoseconds
+        let sleeper = Sleeper()
+        var spinBudget = Self.spinFirstNanoseconds
         // A spare's waits for work since it last ran a loop.
         var idleWaits = 0
         // Whether the next pop follows a wait for work (see the pop rule).
@@ -233,7 +257,7 @@ final class PoolCore: LoopExecutor {
             if spare, idleWaits > 0, retireSpareIfSurplus() { return }
             waitForWork(
                 spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
-                alreadySearching: counted, activity: activity)
+                alreadySearching: counted, activity: activity, sleeper: sleeper)
             counted = false
             waited = true
             idleWaits &+= 1
@@ -313,11 +337,12 @@ final class PoolCore: LoopExecutor {
 
     // Spins while counted as searching, then stops counting and sleeps.
     // No lost wake-up: a scheduler that saw a searcher relies on it, and
-    // the searcher re-checks the queue (parker protocol) after it stops
-    // counting itself, so it sees every push made before the scheduler
-    // read the count.
+    // the searcher re-checks the queue after it stops counting itself and
+    // has counted itself a sleeper (`sleep`), so it sees every push made
+    // before the scheduler read the counts.
     private func waitForWork(
-        spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity
+        spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
+        sleeper: Sleeper
     ) {
         activity.set(.searching)
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
@@ -326,7 +351,8 @@ final class PoolCore: LoopExecutor {
         if searchHold.load(ordering: .relaxed) == SearchHold.armed { holdThisSearcher() }
         var gap = 1
         var polls = 0
-        while true {
+        // A budget of nothing: one look at the queue, then sleep.
+        while spinBudget > 0 {
             if !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed) {
                 searching.wrappingDecrement(ordering: .sequentiallyConsistent)
                 return
@@ -344,13 +370,82 @@ final class PoolCore: LoopExecutor {
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
         activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
-        parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
-            !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed)
-        }
+        sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
         let slept = spindle_monotonic_ns() &- sleepStart
         spinBudget = slept < Self.spinMaximumNanoseconds
-            ? Swift.min(spinBudget &* 2, Self.spinMaximumNanoseconds)
-            : Swift.max(spinBudget / 2, Self.spinMinimumNanoseconds)
+            ? Swift.min(Swift.max(spinBudget &* 2, Self.spinFirstNanoseconds), Self.spinMaximumNanoseconds)
+            : spinBudget <= Self.spinFirstNanoseconds ? 0 : spinBudget / 2
+    }
+
+    // MARK: Sleeping and waking
+
+    /// A pool thread's place to sleep: a parker of its own, and whether a
+    /// wake took it off the sleepers list for a loop.
+    final class Sleeper: Sendable {
+        let parker = Parker()
+        /// atomic: set by the wake that took this thread off the list,
+        /// before it notifies the parker; cleared by the thread as it lists
+        /// itself again.
+        let notified = ManagedAtomic<Bool>(false)
+    }
+
+    /// Sleeps until a wake takes the thread off the list, a loop is queued,
+    /// the pool exits, or `timeoutNanoseconds` pass (0: no timeout); the
+    /// thread is off the list when it returns.
+    ///
+    /// The order is the protocol (pool-wake.pml): list and count itself
+    /// (a sequentially consistent RMW, under the lock), prepare the parker,
+    /// then re-check the flag, the queue and the exit. A schedule pushes
+    /// (an exchange), then reads the count: either it sees this thread
+    /// (and takes it off the list, sets its flag and notifies its parker:
+    /// the flag covers a notify made before the parker was prepared), or
+    /// the re-check sees the loop.
+    private func sleep(_ sleeper: Sleeper, timeoutNanoseconds: UInt64) {
+        sleeper.notified.store(false, ordering: .relaxed)
+        sleepers.withLock { list in
+            list.append(sleeper)
+            sleeperCount.wrappingIncrement(ordering: .sequentiallyConsistent)
+        }
+        sleeper.parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
+            sleeper.notified.load(ordering: .acquiring) || !spindle_runq_is_empty(readyQueue)
+                || exiting.load(ordering: .relaxed)
+        }
+        // Woken by its own re-check, a timeout or a stray notify (a wake
+        // meant for an earlier sleep): still listed, unless a wake just
+        // took it off.
+        sleepers.withLock { list in
+            guard let index = list.lastIndex(where: { $0 === sleeper }) else { return }
+            list.remove(at: index)
+            sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
+        }
+    }
+
+    /// Takes the thread that slept last off the list and wakes it; nothing
+    /// when none sleeps. A thread that went to sleep last has the warmest
+    /// cache and, on a machine whose idle cores halt, the core most
+    /// likely still awake.
+    private func wakeOne() {
+        let woken: Sleeper? = sleepers.withLock { list in
+            guard let last = list.popLast() else { return nil }
+            sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
+            return last
+        }
+        guard let woken else { return }
+        woken.notified.store(true, ordering: .releasing)
+        woken.parker.notify()
+    }
+
+    /// Wakes every sleeping thread (the pool exits).
+    private func wakeAll() {
+        let woken: [Sleeper] = sleepers.withLock { list in
+            defer { list.removeAll() }
+            sleeperCount.wrappingDecrement(by: list.count, ordering: .sequentiallyConsistent)
+            return list
+        }
+        for sleeper in woken {
+            sleeper.notified.store(true, ordering: .releasing)
+            sleeper.parker.notify()
+        }
     }
 
     // MARK: Tests: a searcher switched out
@@ -380,8 +475,8 @@ final class PoolCore: LoopExecutor {
     /// Tests: the rescue's wakes so far.
     var rescues: Int { rescueCount.load(ordering: .relaxed) }
 
-    /// Tests: a thread of the pool sleeps (registered on the parker).
-    var hasSleepingThread: Bool { parker.hasWaiters }
+    /// Tests: a thread of the pool sleeps (on the sleepers list).
+    var hasSleepingThread: Bool { sleeperCount.load(ordering: .sequentiallyConsistent) > 0 }
 
     /// Tests: lets the held thread go on, or disarms a hold not yet taken;
     /// nothing otherwise. (Between the two exchanges a searcher may take
@@ -439,19 +534,19 @@ final class PoolCore: LoopExecutor {
         spindle_runq_push(readyQueue, loop.task)
         // The push is an exchange (a full barrier), so these loads see a
         // sleeper or a searcher that could have missed it. Wake only when
-        // someone sleeps and nobody searches. Sleepers first: the parker's
-        // line changes only when a thread parks or wakes, so while the pool
+        // someone sleeps and nobody searches; then one thread. Sleepers
+        // first: their count changes only when a thread parks or wakes, so while the pool
         // is busy this load reads a line every producer shares, where
         // `searching` changes each time a pool thread runs out of work. A
-        // thread that registers to sleep after this load re-checks the
-        // queue after registering, and sees the push.
+        // thread that counts itself a sleeper after this load re-checks the
+        // queue after counting, and sees the push.
         wakeSleepersIfNobodySearchesAfterRMW()
     }
 
-    /// Wakes the sleeping threads when nobody is searching, for a caller
+    /// Wakes a sleeping thread when nobody is searching, for a caller
     /// that saw loops waiting in the ready queue. A fence first: the caller
-    /// read the queue, and a thread that registers to sleep after the loads
-    /// below re-checks the queue itself.
+    /// read the queue, and a thread that counts itself a sleeper after the
+    /// loads below re-checks the queue itself.
     private func wakeSleeperIfNobodySearches() {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         wakeSleepersIfNobodySearchesAfterRMW()
@@ -461,23 +556,24 @@ final class PoolCore: LoopExecutor {
     /// last write was a sequentially consistent RMW or fence.
     @inline(__always)
     private func wakeSleepersIfNobodySearchesAfterRMW() {
-        if parker.hasWaiters, searching.load(ordering: .sequentiallyConsistent) == 0 { parker.notifyAfterRMW() }
+        if sleeperCount.load(ordering: .sequentiallyConsistent) > 0,
+           searching.load(ordering: .sequentiallyConsistent) == 0 { wakeOne() }
     }
 
     /// The rescue: an emit found its loop still queued. When a thread
     /// sleeps while the ones counted as searching have not shown they run
     /// for `stalledSearchNanoseconds`, they are switched out (preempted by
-    /// another thread or the kernel's own work): wake the sleeper, which
+    /// another thread or the kernel's own work): wake a sleeper, which
     /// runs the loop now rather than after the switch. A heuristic that can
     /// only add wakes (a beat that looks old to a lagging clock read wakes a
     /// thread for nothing); `schedule`'s rule still decides alone whether a
     /// push wakes anyone. Loads only, unless it wakes: while the pool is
-    /// saturated (nobody sleeps), one load of the parker's line.
+    /// saturated (nobody sleeps), one load of the sleeper count.
     func loopIsWaiting() {
-        guard parker.hasWaiters, searching.load(ordering: .relaxed) > 0 else { return }
+        guard sleeperCount.load(ordering: .relaxed) > 0, searching.load(ordering: .relaxed) > 0 else { return }
         if spindle_monotonic_ns() &- searchBeat.load(ordering: .relaxed) > Self.stalledSearchNanoseconds {
             rescueCount.wrappingIncrement(ordering: .relaxed)
-            parker.notify()
+            wakeOne()
         }
     }
 
@@ -529,7 +625,7 @@ final class PoolCore: LoopExecutor {
         let steps = activities.map { "\($0.step.load(ordering: .relaxed))" }
         return "threads running \(running) (spares \(spares), blocked \(blocked)) \(steps), "
             + "searching \(searching.load(ordering: .sequentiallyConsistent)), "
-            + "sleeping \(parker.hasWaiters), ready queue empty \(spindle_runq_is_empty(readyQueue))"
+            + "sleeping \(sleeperCount.load(ordering: .sequentiallyConsistent)), ready queue empty \(spindle_runq_is_empty(readyQueue))"
     }
 
     var liveLoops: Int { registry.withLock { $0.count } }
@@ -571,7 +667,7 @@ final class PoolCore: LoopExecutor {
     private func releaseThreads() {
         let threadsRunning = registry.withLock { $0.threadsRunning }
         exiting.store(true, ordering: .sequentiallyConsistent)
-        parker.notify()
+        wakeAll()
         if threadsRunning == 0 {
             // No thread was ever started: nobody else resumes the waiters.
             let waiters = registry.withLock { registry in

@@ -37,18 +37,29 @@
  * a queued loop must be run by the sleeper: the Rescuer process stands for
  * the producer's later emits, which find the loop queued and, once the
  * searchers' beat is old (every searcher switched out: `stalled ==
- * searching`), wake the sleepers. Loops 1 and 2 only, in both orders
+ * searching`), wake a sleeper. Loops 1 and 2 only, in both orders
  * (three loops with a switch-out are 340 M states). (The code may also see an old beat when
  * a searcher is not switched out; that only adds wakes, which the parker
  * takes from anyone at any time.)
  * -DSTALL -DBROKEN_NO_RESCUE: without the rescue: SPIN must find the
  * deadlock.
  *
- * -DBROKEN_LATE_SEQ: the parker's waiter reads wake_seq after registering:
- * a notify can end its round and bump wake_seq
- * between the two, another thread take the loop that notify announced, and
- * the waiter sleep on the new value, unregistered, never to be woken. SPIN
- * must find the deadlock.
+ * The sleepers (PoolCore.sleep, wakeOne): each thread sleeps on a parker
+ * of its own. To sleep, it clears its notified flag, lists and counts
+ * itself (under the lock), prepares its parker, then re-checks its flag,
+ * the queue and the exit, and sleeps until its parker is notified. A wake takes one listed thread off the list
+ * (under the lock; the model picks any), sets its flag, then notifies its
+ * parker. A thread that wakes takes itself off the list if it is still on
+ * it. A notify may reach a thread after it listed itself again (a wake for
+ * an earlier sleep): a spurious wake, which the model allows.
+ *
+ * -DBROKEN_NO_FLAG: the sleeper does not re-check its flag: a wake that
+ * takes it off the list and notifies before it prepared its parker is
+ * lost, and the thread sleeps unlisted, never to be woken. SPIN must find
+ * the deadlock.
+ *
+ * The parker's own argument (a waiter reads wake_seq before it registers)
+ * is parker.pml's: here each parker has one waiter, whose flag covers it.
  *
  * -DBROKEN_NO_HANDOFF: without the pop rule.
  * -DBROKEN_EARLY_POP: the pop after an early count not treated as one after
@@ -66,36 +77,86 @@ bool ran[3];                    /* a loop's slice has run (loops 1, 2) or ended 
 byte stalled = 0;               /* searchers switched out (-DSTALL) */
 bool stall_used = false;        /* one switch-out per run */
 
-/* The parker (spindle_parker): waiters registered in the current round;
- * a notify that finds waiters ends the round (one CAS) and bumps wake_seq;
- * a sleeper reads wake_seq, then registers, and sleeps until wake_seq moves
- * past the value it read. */
-byte waiters = 0;
-byte parker_round = 0;
-byte wake_seq = 0;
+/* Each thread's parker (spindle_parker), which only that thread waits on:
+ * registered from its prepare to its wake or cancel; a notify that finds it
+ * registered ends the registration and wakes it; a notify that finds it
+ * unregistered does nothing (the thread may not have prepared yet: its
+ * flag re-check covers that). The parker's rounds and wake sequence are
+ * parker.pml's question; with one waiter they come to these two bits.
+ * Index 0 unused. */
+bool registered[THREADS + 1];
+bool woken[THREADS + 1];
 
-/* notify after the caller's seq_cst write or fence */
-inline notify() {
-    bool ended = false;
+/* The sleepers list (PoolCore.sleepers, sleeperCount). */
+byte sleepers = 0;
+bool listed[THREADS + 1];
+bool notified[THREADS + 1];
+
+/* notify thread t's parker, after the caller's seq_cst write or fence */
+inline notify(t) {
     atomic {
         if
-        :: waiters > 0 -> waiters = 0; parker_round++; ended = true
+        :: registered[t] -> registered[t] = false; woken[t] = true
+        :: else -> skip
+        fi
+    }
+}
+
+/* wakeOne: take a listed thread off the list (under the lock: one step;
+ * the code takes the one listed last, the model the first it finds, which
+ * with two threads is either), set its flag, notify its parker. Locals are
+ * zeroed after use, so that they tell no states apart. */
+inline wake_one() {
+    byte pick;
+    byte w;
+    atomic {
+        for (w : 1 .. THREADS) {
+            if
+            :: listed[w] && pick == 0 -> pick = w
+            :: else -> skip
+            fi
+        }
+        w = 0;
+        if
+        :: pick != 0 -> listed[pick] = false; sleepers--
         :: else -> skip
         fi
     }
     if
-    :: ended -> wake_seq++
+    :: pick != 0 ->
+        notified[pick] = true;
+        notify(pick);
+        pick = 0
     :: else -> skip
     fi
+}
+
+/* wakeAll (the exit): every listed thread off the list, flagged, notified */
+inline wake_all() {
+    byte v;
+    bool take;
+    for (v : 1 .. THREADS) {
+        atomic {
+            if
+            :: listed[v] -> listed[v] = false; sleepers--; take = true
+            :: else -> skip
+            fi
+        }
+        if
+        :: take -> notified[v] = true; notify(v); take = false
+        :: else -> skip
+        fi
+    }
+    v = 0
 }
 
 /* schedule's wake, and the pop rule's: only when someone sleeps and nobody
  * searches (two loads) */
 inline wake_if_nobody_searches() {
     if
-    :: waiters > 0 ->
+    :: sleepers > 0 ->
         if
-        :: searching == 0 -> notify()
+        :: searching == 0 -> wake_one()
         :: else -> skip
         fi
     :: else -> skip
@@ -130,12 +191,11 @@ proctype Producer() {
     /* shutdown once every loop ran (releaseThreads) */
     (ran[0] && ran[1] && ran[2]);
     exiting = true;
-    notify()
+    wake_all()
 }
 
-proctype Thread() {
+proctype Thread(byte me) {
     byte loop;
-    byte my_round, key;
     bool waited = false;        /* this pop follows a wait for work */
     bool counted = false;       /* counted in searching since its last slice */
 top:
@@ -197,7 +257,7 @@ top:
         :: !stall_used ->
             stall_used = true;
             stalled++;
-            (waiters == 0 || (ran[0] && ran[1] && ran[2]) || exiting);
+            (sleepers == 0 || (ran[0] && ran[1] && ran[2]) || exiting);
             stalled--
         :: true -> skip
         fi;
@@ -207,22 +267,24 @@ top:
         :: else -> break        /* the spin budget ran out */
         od;
         searching--;
-        /* parker: read wake_seq, register, re-check, sleep until
-         * wake_seq moves (spindle_parker_prepare: two steps) */
-#ifndef BROKEN_LATE_SEQ
-        key = wake_seq;
-        atomic { waiters++; my_round = parker_round };
-#else
-        atomic { waiters++; my_round = parker_round };
-        key = wake_seq;
-#endif
+        /* sleep: list and count itself (under the lock), prepare its
+         * parker, re-check, sleep until notified */
+        notified[me] = false;
+        atomic { listed[me] = true; sleepers++ };
+        registered[me] = true;
         if
+#ifndef BROKEN_NO_FLAG
+        :: notified[me] || nempty(ready) || exiting ->
+#else
         :: nempty(ready) || exiting ->
-            atomic { if :: my_round == parker_round -> waiters-- :: else -> skip fi }
+#endif
+            /* cancel: unregister, or take the wake a notify just gave */
+            atomic { registered[me] = false; woken[me] = false }
         :: else ->
-            (wake_seq != key);
-            atomic { if :: my_round == parker_round -> waiters-- :: else -> skip fi }
+            atomic { woken[me] -> woken[me] = false }
         fi;
+        /* off the list, if a wake did not take it off */
+        atomic { if :: listed[me] -> listed[me] = false; sleepers-- :: else -> skip fi };
         goto top
     fi;
 done:
@@ -231,14 +293,14 @@ done:
 
 #if defined(STALL) && !defined(BROKEN_NO_RESCUE)
 /* The rescue: an emit that finds its loop still queued, while a thread
- * sleeps and every searcher is switched out, wakes the sleepers. */
+ * sleeps and every searcher is switched out, wakes a sleeper. */
 proctype Rescuer() {
     do
     :: (ran[0] && ran[1] && ran[2]) -> break
     :: atomic {
-           (nempty(ready) && waiters > 0 && searching > 0 && searching == stalled) ->
-           /* notify() in one step: its two steps are the other runs' question */
-           waiters = 0; parker_round++; wake_seq++
+           (nempty(ready) && sleepers > 0 && searching > 0 && searching == stalled) ->
+           /* wake_one() in one step: its steps are the other runs' question */
+           wake_one()
        }
     od
 }
@@ -251,6 +313,6 @@ init {
         run Rescuer();
 #endif
         run Producer();
-        for (i : 1 .. THREADS) { run Thread() }
+        for (i : 1 .. THREADS) { run Thread(i) }
     }
 }
