@@ -116,7 +116,9 @@ final class PoolCore: LoopExecutor {
     ///   (a closed loop: emit, see the state, emit again), so the next time
     ///   it will still be polling;
     /// - a thread that slept longer halves it, and below the first budget
-    ///   drops it: polling would have been waste (a loop fed once every
+    ///   drops it: one long sleep at a time, so that a burst of events
+    ///   after a long pause (a timer's round of many loops) keeps most of
+    ///   its budget; polling would have been waste (a loop fed once every
     ///   100 µs or once a millisecond, an idle process). Such a thread
     ///   sleeps as soon as its slice ends. That matters beyond the CPU: the
     ///   thread woken for a sporadic event often runs on its waker's core
@@ -126,7 +128,7 @@ final class PoolCore: LoopExecutor {
     ///   put ~10 µs on a sporadic round trip's p50).
     /// A process whose loops all go idle burns at most one maximum budget
     /// per thread, once, then sleeps until the next event.
-    static let spinFirstNanoseconds: UInt64 = 8_000
+    static let spinFirstNanoseconds: UInt64 = 1_000
     static let spinMaximumNanoseconds: UInt64 = 64_000
 
     init(name: String, threads: Int, isShared: Bool) {
@@ -374,7 +376,7 @@ final class PoolCore: LoopExecutor {
         let slept = spindle_monotonic_ns() &- sleepStart
         spinBudget = slept < Self.spinMaximumNanoseconds
             ? Swift.min(Swift.max(spinBudget &* 2, Self.spinFirstNanoseconds), Self.spinMaximumNanoseconds)
-            : spinBudget <= Self.spinFirstNanoseconds ? 0 : spinBudget / 2
+            : spinBudget / 2 < Self.spinFirstNanoseconds ? 0 : spinBudget / 2
     }
 
     // MARK: Sleeping and waking
