@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <linux/futex.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -81,8 +80,7 @@ uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *laten
     p->pause_ns = pause_ns;
     p->latencies = latencies;
     uint64_t started = probe_run_pair(futex_consumer, futex_producer, p, &p->gate, &p->events);
-    uint64_t elapsed = probe_now_ns() - started;
-    bool void_run = started == 0 || atomic_load_explicit(&p->failed, memory_order_relaxed);
+    uint64_t result = probe_elapsed_unless_void(started, &p->failed);
     free(p);
-    return void_run ? 0 : (elapsed > 0 ? elapsed : 1);
+    return result;
 }

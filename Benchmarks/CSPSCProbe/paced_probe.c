@@ -79,8 +79,7 @@ uint64_t cspsc_paced_run(uint64_t lead_in, uint64_t events, uint64_t interval_ns
     r->interval_ns = interval_ns;
     r->latencies = latencies;
     uint64_t started = probe_run_pair(paced_consumer, paced_producer, r, &r->gate, &r->events);
-    uint64_t elapsed = probe_now_ns() - started;
-    bool void_run = started == 0 || atomic_load_explicit(&r->failed, memory_order_relaxed);
+    uint64_t result = probe_elapsed_unless_void(started, &r->failed);
     free(r);
-    return void_run ? 0 : (elapsed > 0 ? elapsed : 1);
+    return result;
 }

@@ -51,4 +51,13 @@ static inline uint64_t probe_run_pair(void *(*consumer)(void *), void *(*produce
     return started;
 }
 
+/// What a probe returns once its pair has run: the nanoseconds since
+/// `started` (at least 1), or 0 when the run is void (a thread could not be
+/// created, or `failed` was set).
+static inline uint64_t probe_elapsed_unless_void(uint64_t started, _Atomic int *failed) {
+    uint64_t elapsed = probe_now_ns() - started;
+    if (started == 0 || atomic_load_explicit(failed, memory_order_relaxed)) return 0;
+    return elapsed > 0 ? elapsed : 1;
+}
+
 #endif

@@ -27,8 +27,9 @@ enum LatencyClosedObserverScenario {
         quickEvents: 20_000,
         measure: measure)
 
-    /// Publishes each reduced state's count for the producer to poll.
-    private final class Publisher: SpinObserver {
+    /// Publishes each reduced state's count for the producer to poll
+    /// (`latency-sporadic-*` polls it too).
+    final class Publisher: SpinObserver {
         typealias State = StampState
         typealias Event = StampEvent
         let received = Atomic<Int>(0)

@@ -97,15 +97,7 @@ struct LatencySporadicScenario {
         func finish() async -> Int
     }
 
-    /// Publishes each reduced state's count for the producer to poll.
-    private final class Publisher: SpinObserver {
-        typealias State = StampState
-        typealias Event = StampEvent
-        let received = Atomic<Int>(0)
-        func eventReduced(_ event: StampEvent, newState: StampState, reduction: Int) {
-            received.store(newState.received, ordering: .releasing)
-        }
-    }
+    private typealias Publisher = LatencyClosedObserverScenario.Publisher
 
     private struct LoopTarget: Target {
         let loop: SpinLoop<StampState, StampEvent>
