@@ -83,9 +83,12 @@ public struct SpinOptions: Sendable {
     /// Default: 1024. Below 1, the loop does not start
     /// (``SpinExecutorError/invalidOptions(reason:)``).
     public var maxBatch: Int
-    /// How many CPU pauses (tens of nanoseconds each) a dedicated thread
-    /// spends polling for work once its loop is idle, before it sleeps.
-    /// Higher: lower wake-up latency, more CPU burnt while idle. Default: 2000.
+    /// The most CPU pauses (tens of nanoseconds each) a dedicated thread
+    /// spends polling for work once its loop is idle, before it sleeps: it
+    /// polls that long while its loop's events come back soon after it
+    /// slept, less and then not at all once its sleeps run long. Higher:
+    /// lower wake-up latency for a busy loop, more CPU burnt while idle.
+    /// Default: 2000.
     ///
     /// A tuning knob counted in CPU pauses, whose meaning depends on the
     /// processor: SPI (`@_spi(Tuning) import Spindle`) for the benchmark

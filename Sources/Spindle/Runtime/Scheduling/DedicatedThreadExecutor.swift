@@ -6,13 +6,10 @@ internal import CSpindle
 /// exits after the loop's stop, on its own (nobody joins it, so a stop never
 /// blocks an async caller's thread).
 ///
-/// How long it spins adapts, as a pool thread's budget does (`PoolCore`'s
-/// parking policy): up to `spinsBeforeParking` while the loop's events come
-/// back soon after the thread parked, and not at all once its parks run
-/// long. A thread woken for a sporadic event often runs on its waker's
-/// core; spinning there after the slice kept the waker, often the thread
-/// waiting for the state, off its core (issue 51: `latency-sporadic-100us`
-/// p50 54 µs against 6 µs for a `DispatchQueue`).
+/// How long it spins adapts, as a pool thread's budget does
+/// (`AdaptiveSpin`): up to `spinsBeforeParking` pauses while the loop's
+/// events come back soon after the thread parked, and not at all once its
+/// parks run long.
 final class DedicatedThreadExecutor: LoopExecutor {
     private let parker = Parker()
     /// atomic: set by `schedule`, cleared by the thread when it takes the loop.
@@ -49,25 +46,16 @@ final class DedicatedThreadExecutor: LoopExecutor {
         parker.notify()
     }
 
-    /// A park shorter than this says the loop's events come back at that
-    /// rhythm: spinning would have caught the next one.
-    static let shortParkNanoseconds: UInt64 = 64_000
-    /// The first spin count after the thread stopped spinning.
-    static let firstSpins = 256
-
     private func run(_ loop: ScheduledLoop) {
-        var spins = spinsBeforeParking
+        var spin = AdaptiveSpin(
+            first: UInt64(Swift.min(256, spinsBeforeParking)), maximum: UInt64(spinsBeforeParking),
+            budget: UInt64(spinsBeforeParking))
         while true {
             var parkedAt: UInt64 = 0
-            parker.wait(spins: spins, beforeSleep: { parkedAt = spindle_monotonic_ns() }) { [ready] in
+            parker.wait(spins: Int(spin.budget), beforeSleep: { parkedAt = spindle_monotonic_ns() }) { [ready] in
                 ready.load(ordering: .acquiring)
             }
-            if parkedAt != 0 {
-                let parked = spindle_monotonic_ns() &- parkedAt
-                spins = parked < Self.shortParkNanoseconds
-                    ? Swift.min(Swift.max(spins &* 2, Self.firstSpins), spinsBeforeParking)
-                    : spins <= Self.firstSpins ? 0 : spins / 2
-            }
+            if parkedAt != 0 { spin.slept(nanoseconds: spindle_monotonic_ns() &- parkedAt) }
             guard ready.exchange(false, ordering: .acquiringAndReleasing) else { continue }
             var result = RunResult.reschedule
             // The loop is this thread's alone: a reschedule runs at once,

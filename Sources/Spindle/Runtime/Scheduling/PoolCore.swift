@@ -62,18 +62,15 @@ final class PoolCore: LoopExecutor {
     nonisolated(unsafe) private let readyQueue: OpaquePointer
     /// The threads asleep, each on a parker of its own, the last to sleep
     /// last. A wake takes one off the list (`wakeOne`): one thread gets up
-    /// for one loop, where a parker shared by every thread woke them all
-    /// and the others went back to sleep, each a context switch, on a
-    /// core the woken thread needed (issue 51: a sporadic round trip, 3
-    /// voluntary switches instead of 2 and 38 µs p50 instead of 11 µs).
+    /// for one loop. (Waking every sleeper would send the others back to
+    /// sleep, a context switch each, on cores the woken thread may need.)
     // protected by its lock
     private let sleepers = Lock<[Sleeper]>([])
     /// atomic: `sleepers.count`, changed under the lock with a sequentially
     /// consistent RMW (the Dekker pair with `schedule`: a sleeper counts
     /// itself, then re-checks the ready queue; a schedule pushes, then
-    /// reads the count). Its own line: it changes only when a thread
-    /// sleeps or wakes, so while the pool is busy every producer reads it
-    /// from its cache.
+    /// reads the count). It changes only when a thread sleeps or wakes, so
+    /// while the pool is busy every producer reads it from its cache.
     private let sleeperCount = UnsafeAtomic<Int>.create(0)
     /// atomic: set once the loops are finished and the threads must exit.
     private let exiting = UnsafeAtomic<Bool>.create(false)
@@ -105,31 +102,14 @@ final class PoolCore: LoopExecutor {
     private let threadsReady = UnsafeAtomic<Bool>.create(false)
     // protected by lock
     private let registry = Lock(Registry())
-    /// The parking policy: how long a thread with no work polls the ready
-    /// queue before it sleeps. A trade-off between CPU burnt while idle and
-    /// the latency of the next event: waking a sleeping thread costs its
-    /// waker a system call and the event ~10–15 µs; polling costs a core.
-    /// So the budget adapts per thread, between nothing and
-    /// `spinMaximumNanoseconds`:
-    /// - a thread woken soon after it slept (within the maximum) doubles its
-    ///   budget, from `spinFirstNanoseconds`: work comes back at that rhythm
-    ///   (a closed loop: emit, see the state, emit again), so the next time
-    ///   it will still be polling;
-    /// - a thread that slept longer halves it, and below the first budget
-    ///   drops it: one long sleep at a time, so that a burst of events
-    ///   after a long pause (a timer's round of many loops) keeps most of
-    ///   its budget; polling would have been waste (a loop fed once every
-    ///   100 µs or once a millisecond, an idle process). Such a thread
-    ///   sleeps as soon as its slice ends. That matters beyond the CPU: the
-    ///   thread woken for a sporadic event often runs on its waker's core
-    ///   (the kernel puts it there, or the other cores are busy), and while
-    ///   it polls after the slice, the waker, which may be the very thread
-    ///   waiting for the loop's state, cannot run (issue 51: 8 µs of polling
-    ///   put ~10 µs on a sporadic round trip's p50).
-    /// A process whose loops all go idle burns at most one maximum budget
-    /// per thread, once, then sleeps until the next event.
-    static let spinFirstNanoseconds: UInt64 = 1_000
-    static let spinMaximumNanoseconds: UInt64 = 64_000
+    /// The parking policy (`AdaptiveSpin`) of a pool thread: how long it
+    /// polls the ready queue before it sleeps, from 1 µs up to 64 µs, none
+    /// once its sleeps run long. A process whose loops all go idle burns at
+    /// most one maximum budget per thread, once, then sleeps until the next
+    /// event.
+    static func parkingPolicy() -> AdaptiveSpin {
+        AdaptiveSpin(first: 1_000, maximum: 64_000, budget: 1_000)
+    }
 
     init(name: String, threads: Int, isShared: Bool) {
         self.name = name
@@ -189,7 +169,7 @@ final class PoolCore: LoopExecutor {
         defer { threadExited(activity) }
         spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
         let sleeper = Sleeper()
-        var spinBudget = Self.spinFirstNanoseconds
+        var spin = Self.parkingPolicy()
         // A spare's waits for work since it last ran a loop.
         var idleWaits = 0
         // Whether the next pop follows a wait for work (see the pop rule).
@@ -258,7 +238,7 @@ final class PoolCore: LoopExecutor {
             // started again at once.)
             if spare, idleWaits > 0, retireSpareIfSurplus() { return }
             waitForWork(
-                spinBudget: &spinBudget, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
+                spin: &spin, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
                 alreadySearching: counted, activity: activity, sleeper: sleeper)
             counted = false
             waited = true
@@ -343,7 +323,7 @@ final class PoolCore: LoopExecutor {
     // has counted itself a sleeper (`sleep`), so it sees every push made
     // before the scheduler read the counts.
     private func waitForWork(
-        spinBudget: inout UInt64, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
+        spin: inout AdaptiveSpin, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
         sleeper: Sleeper
     ) {
         activity.set(.searching)
@@ -354,7 +334,7 @@ final class PoolCore: LoopExecutor {
         var gap = 1
         var polls = 0
         // A budget of nothing: one look at the queue, then sleep.
-        while spinBudget > 0 {
+        while spin.budget > 0 {
             if !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed) {
                 searching.wrappingDecrement(ordering: .sequentiallyConsistent)
                 return
@@ -366,17 +346,14 @@ final class PoolCore: LoopExecutor {
             if polls & 15 == 0 {
                 let now = spindle_monotonic_ns()
                 searchBeat.store(now, ordering: .relaxed)
-                if now &- spinStart >= spinBudget { break }
+                if now &- spinStart >= spin.budget { break }
             }
         }
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
         activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
         sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
-        let slept = spindle_monotonic_ns() &- sleepStart
-        spinBudget = slept < Self.spinMaximumNanoseconds
-            ? Swift.min(Swift.max(spinBudget &* 2, Self.spinFirstNanoseconds), Self.spinMaximumNanoseconds)
-            : spinBudget / 2 < Self.spinFirstNanoseconds ? 0 : spinBudget / 2
+        spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart)
     }
 
     // MARK: Sleeping and waking
@@ -389,6 +366,13 @@ final class PoolCore: LoopExecutor {
         /// before it notifies the parker; cleared by the thread as it lists
         /// itself again.
         let notified = ManagedAtomic<Bool>(false)
+
+        /// Wakes the thread, which a wake has taken off the list: the flag
+        /// first, so that a thread not yet on its parker sees it.
+        func wake() {
+            notified.store(true, ordering: .releasing)
+            parker.notify()
+        }
     }
 
     /// Sleeps until a wake takes the thread off the list, a loop is queued,
@@ -432,9 +416,7 @@ final class PoolCore: LoopExecutor {
             sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
             return last
         }
-        guard let woken else { return }
-        woken.notified.store(true, ordering: .releasing)
-        woken.parker.notify()
+        woken?.wake()
     }
 
     /// Wakes every sleeping thread (the pool exits).
@@ -444,10 +426,7 @@ final class PoolCore: LoopExecutor {
             sleeperCount.wrappingDecrement(by: list.count, ordering: .sequentiallyConsistent)
             return list
         }
-        for sleeper in woken {
-            sleeper.notified.store(true, ordering: .releasing)
-            sleeper.parker.notify()
-        }
+        for sleeper in woken { sleeper.wake() }
     }
 
     // MARK: Tests: a searcher switched out

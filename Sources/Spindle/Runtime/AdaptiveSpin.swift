@@ -1,0 +1,45 @@
+/// How long a thread with nothing to do polls before it sleeps: the parking
+/// policy of a pool thread and of a dedicated thread, each in its own unit
+/// (nanoseconds of polling, CPU pauses).
+///
+/// A trade-off between CPU burnt while idle and the latency of the next
+/// event: waking a sleeping thread costs its waker a system call and the
+/// event ~10–15 µs; polling costs a core. So the budget adapts:
+/// - a thread woken soon after it slept (within `shortSleepNanoseconds`)
+///   doubles its budget, from `first`, up to `maximum`: work comes back at
+///   that rhythm (a closed loop: emit, see the state, emit again), so the
+///   next time it will still be polling;
+/// - a thread that slept longer halves it, and drops it once it is at
+///   `first` or below: one long sleep at a time, so that a burst of events
+///   after a long pause (a timer's round of many loops) keeps most of its
+///   budget, while a loop fed every 100 µs or every millisecond, or an idle
+///   process, soon has a thread that sleeps as soon as its work ends.
+///
+/// Polling that has nothing to catch costs more than CPU: a thread woken
+/// for a sporadic event often runs on its waker's core, and while it polls
+/// there, the waker (often the very thread waiting for the loop's state)
+/// cannot run.
+struct AdaptiveSpin {
+    /// A sleep shorter than this says work comes back at that rhythm.
+    static let shortSleepNanoseconds: UInt64 = 64_000
+
+    /// The budget a thread starts from after it stopped polling.
+    let first: UInt64
+    /// The most a thread polls.
+    let maximum: UInt64
+    /// How long to poll before the next sleep (0: sleep at once).
+    private(set) var budget: UInt64
+
+    init(first: UInt64, maximum: UInt64, budget: UInt64) {
+        self.first = first
+        self.maximum = maximum
+        self.budget = budget
+    }
+
+    /// Adapts the budget to a sleep that lasted `nanoseconds`.
+    mutating func slept(nanoseconds: UInt64) {
+        budget = nanoseconds < Self.shortSleepNanoseconds
+            ? Swift.min(Swift.max(budget &* 2, first), maximum)
+            : budget <= first ? 0 : budget / 2
+    }
+}

@@ -1,0 +1,50 @@
+@testable import Spindle
+import Testing
+
+// The parking policy shared by pool threads and dedicated threads: budgets
+// after sequences of short and long sleeps (pure arithmetic, no clock).
+
+@Suite struct AdaptiveSpinTests {
+    private static let short: UInt64 = AdaptiveSpin.shortSleepNanoseconds - 1
+    private static let long: UInt64 = AdaptiveSpin.shortSleepNanoseconds
+
+    private func budgets(_ spin: AdaptiveSpin, after sleeps: [UInt64]) -> [UInt64] {
+        var spin = spin
+        return sleeps.map { sleep in
+            spin.slept(nanoseconds: sleep)
+            return spin.budget
+        }
+    }
+
+    @Test func aPoolThreadDoublesToItsMaximumAndDropsToNothingOneLongSleepAtATime() {
+        let doubling = budgets(PoolCore.parkingPolicy(), after: Array(repeating: Self.short, count: 8))
+        #expect(doubling == [2_000, 4_000, 8_000, 16_000, 32_000, 64_000, 64_000, 64_000])
+        var polling = PoolCore.parkingPolicy()
+        for _ in 0..<6 { polling.slept(nanoseconds: Self.short) }
+        let halving = budgets(polling, after: Array(repeating: Self.long, count: 8))
+        #expect(halving == [32_000, 16_000, 8_000, 4_000, 2_000, 1_000, 0, 0])
+    }
+
+    @Test func aThreadThatStoppedPollingStartsAgainFromTheFirstBudget() {
+        var spin = PoolCore.parkingPolicy()
+        spin.slept(nanoseconds: Self.long)
+        #expect(spin.budget == 0)
+        spin.slept(nanoseconds: Self.short)
+        #expect(spin.budget == 1_000)
+    }
+
+    @Test func aBurstAfterOneLongPauseKeepsHalfItsBudget() {
+        var spin = PoolCore.parkingPolicy()
+        for _ in 0..<6 { spin.slept(nanoseconds: Self.short) }
+        #expect(budgets(spin, after: [Self.long, Self.short]) == [32_000, 64_000])
+    }
+
+    @Test func aDedicatedThreadsSpinStaysUnderItsCap() {
+        // spinsBeforeParking 2000, first 256: as DedicatedThreadExecutor makes it.
+        let spin = AdaptiveSpin(first: 256, maximum: 2_000, budget: 2_000)
+        #expect(budgets(spin, after: [Self.long, Self.long, Self.long, Self.long]) == [1_000, 500, 250, 0])
+        #expect(budgets(spin, after: [Self.short]) == [2_000])
+        let stopped = AdaptiveSpin(first: 256, maximum: 2_000, budget: 0)
+        #expect(budgets(stopped, after: [Self.short, Self.short, Self.short, Self.short]) == [256, 512, 1_024, 2_000])
+    }
+}
