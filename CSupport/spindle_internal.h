@@ -16,7 +16,7 @@
 #  define SPINDLE_LINUX 1
 #endif
 
-// Created-minus-destroyed queues and rings (spindle_live_queues).
+// Created-minus-destroyed queues (spindle_live_queues).
 void spindle_live_queues_add(long delta);
 
 #if defined(__has_feature)

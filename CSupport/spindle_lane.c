@@ -115,6 +115,7 @@ spindle_lane *spindle_lane_create(uint64_t loop_id, size_t payload_size, size_t 
     lane->producer.stride = (uint32_t)spindle_round_up(payload_size ? payload_size : 1, payload_align);
     lane->payload_offset = lane->producer.payload_offset;
     lane->stride = lane->producer.stride;
+    lane->producer.limit = UINT64_MAX;
     struct spindle_lane_block *first = block_new(lane, lane->producer.next_capacity);
     if (!first) {
         free(lane);
@@ -210,6 +211,25 @@ void spindle_lanes_heavy_fence(void) {
 
 // spindle_lane_begin, _slot, _publish and _abort are inline (CSpindle.h).
 
+void spindle_lane_set_budget(spindle_lane *lane, uint32_t budget) {
+    lane->producer.budget = budget;
+    lane->producer.limit = budget == 0 ? UINT64_MAX : atomic_load_explicit(&lane->consumed, memory_order_relaxed) + budget;
+}
+
+bool spindle_lane_has_room(spindle_lane *lane) {
+    struct spindle_lane_producer *producer = &lane->producer;
+    if (producer->budget == 0) return true;
+    // Acquire, as `spindle_lane_drained`: the runner's count is stored
+    // after it moved the events out. (Slots are never reused by position,
+    // so the room is a count, not a memory hand-over.)
+    producer->limit = atomic_load_explicit(&lane->consumed, memory_order_acquire) + producer->budget;
+    return spindle_lane_published_producer(lane) < producer->limit;
+}
+
+bool spindle_lane_was_full(spindle_lane *lane) {
+    return lane->producer.budget != 0 && spindle_lane_published_producer(lane) >= lane->producer.limit;
+}
+
 void *spindle_lane_slot_in_next_block(spindle_lane *lane, size_t reserved) {
     struct spindle_lane_producer *producer = &lane->producer;
     if (producer->free_chain == NULL && atomic_load_explicit(&lane->handed, memory_order_relaxed) != NULL)
@@ -236,7 +256,14 @@ void *spindle_lane_slots(spindle_lane *lane, size_t reserved, size_t max, size_t
     struct spindle_lane_producer *producer = &lane->producer;
     *count = 0;
     if (max == 0) return NULL;
-    uint64_t index = spindle_lane_published_producer(lane) + reserved - producer->block_base;
+    uint64_t next = spindle_lane_published_producer(lane) + reserved;
+    if (next >= producer->limit) {
+        if (producer->budget == 0) return NULL;
+        producer->limit = atomic_load_explicit(&lane->consumed, memory_order_acquire) + producer->budget;
+        if (next >= producer->limit) return NULL;
+    }
+    if (producer->limit - next < max) max = (size_t)(producer->limit - next);
+    uint64_t index = next - producer->block_base;
     void *first;
     if (index == producer->tail_capacity) {
         first = spindle_lane_slot_in_next_block(lane, reserved);

@@ -3,7 +3,7 @@
 // The module's umbrella: one header per subsystem, included below. The
 // structures are behind opaque pointers so that Swift never sees liburcu's
 // types (its transparent-union arguments cannot be called from Swift; every
-// liburcu call is wrapped in a plain-pointer shim). The four structures:
+// liburcu call is wrapped in a plain-pointer shim). The three structures:
 //
 //   spindle_wfq_*     unbounded MPSC event queue on liburcu's wait-free
 //                     concurrent queue (wfcqueue), with pooled nodes that carry
@@ -11,10 +11,6 @@
 //                     steady state).
 //   spindle_lane_*    per-producer SPSC lanes in linked blocks, the threads'
 //                     tables of them and the runner's set (LANES.md).
-//   spindle_ring_*    bounded MPSC ring in C11 <stdatomic.h>: per-slot
-//                     sequence numbers, cache-line padded, power-of-two
-//                     capacity, batch claim / batch consume. It hands out
-//                     sequence numbers; the payloads live in a Swift array.
 //   spindle_parker_*  an event count on a futex: a thread spins briefly, then
 //                     sleeps until another thread notifies.
 //
@@ -25,7 +21,6 @@
 
 // One header per subsystem:
 #include "spindle_wfq.h"  // Unbounded wait-free MPSC queue (liburcu wfcqueue)
-#include "spindle_ring.h"  // Bounded MPSC ring (C11 atomics)
 #include "spindle_parker.h"  // Parker (event count on a futex)
 #include "spindle_tsan.h"  // Thread Sanitizer support
 #include "spindle_prefetch.h"  // Cache prefetch hints (the atoms graph)

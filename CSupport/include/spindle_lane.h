@@ -68,10 +68,24 @@ void *spindle_lane_slot_in_next_block(spindle_lane *lane, size_t reserved);
 /// Producer, between begin and publish, after `reserved` slots taken by
 /// this emit (a batch): up to `max` next slots that lie next to each other
 /// (`round_up(payload_size, payload_align)` apart), the first's address
-/// returned and their number in `*count` (0 and NULL on exhaustion or when
-/// `max` is 0). Call again for the rest of a batch, with `reserved` grown by
+/// returned and their number in `*count`; a bounded lane's slots stop at
+/// its budget (0 and NULL on exhaustion, when a bounded lane is full, or
+/// when `max` is 0). Call again for the rest of a batch, with `reserved` grown by
 /// `*count`.
 void *spindle_lane_slots(spindle_lane *lane, size_t reserved, size_t max, size_t *count);
+/// Bounds a lane before its producer's first emit: it may then hold at
+/// most `budget` events the runner has not taken (a bounded queue's share
+/// for one producer); `spindle_lane_slot` and `spindle_lane_slots` hand
+/// out no slot beyond it. 0: unbounded (the default).
+void spindle_lane_set_budget(spindle_lane *lane, uint32_t budget);
+/// Producer: re-reads the runner's count (acquire) and answers whether the
+/// lane has room for one more event. Always true for an unbounded lane.
+bool spindle_lane_has_room(spindle_lane *lane);
+/// Producer, after `spindle_lane_slot` or `spindle_lane_slots` gave no
+/// slot (and the emit published what it took): whether that was because
+/// the lane was full, as of the runner's count that call read (not read
+/// again here). False: the allocator ran out.
+bool spindle_lane_was_full(spindle_lane *lane);
 /// Producer: lets go of a lane it will not use again (EXITED), freeing it
 /// when the loop is gone (as at thread exit).
 void spindle_lane_let_go(spindle_lane *lane);
@@ -183,6 +197,14 @@ struct spindle_lane_producer {
     uint32_t payload_offset;                // the first slot's offset in a block
     uint32_t stride;                        // bytes per slot
     struct spindle_lane_block *free_chain;  // drained blocks to reuse
+    /// A bounded lane's room, as far as the producer knows: the published
+    /// count at which it must re-read the runner's count (`consumed +
+    /// budget` when last read). UINT64_MAX for an unbounded lane, so that
+    /// the check on the fast path never fails for one.
+    uint64_t limit;
+    /// The most events the lane may hold that the runner has not taken; 0:
+    /// unbounded.
+    uint32_t budget;
 };
 #define SPINDLE_LANE_WORD_OFFSET 64
 
@@ -260,10 +282,14 @@ static inline __attribute__((always_inline)) uint64_t spindle_lane_published_pro
 /// Producer, between begin and publish, for an emit of one event: its
 /// slot's payload area, uninitialized (linking a block when the current one
 /// is full). A batch takes its slots with `spindle_lane_slots`. NULL on
-/// exhaustion: abort. Stores nothing unless it links a block.
+/// exhaustion, or when a bounded lane is full (`spindle_lane_has_room`
+/// tells which): abort. Stores nothing unless it links a block or re-reads
+/// a bounded lane's room.
 static inline __attribute__((always_inline)) void *spindle_lane_slot(spindle_lane *lane) {
     struct spindle_lane_producer *producer = (struct spindle_lane_producer *)lane;
-    uint64_t index = spindle_lane_published_producer(lane) - producer->block_base;
+    uint64_t published = spindle_lane_published_producer(lane);
+    if (__builtin_expect(published >= producer->limit, 0) && !spindle_lane_has_room(lane)) return NULL;
+    uint64_t index = published - producer->block_base;
     if (__builtin_expect(index == producer->tail_capacity, 0))
         return spindle_lane_slot_in_next_block(lane, 0);
     return (char *)producer->tail_block + producer->payload_offset + (size_t)index * producer->stride;

@@ -86,6 +86,32 @@ extension CSpindleTarget {
             #expect(spindle_lane_word(lane) & SPINDLE_LANE_COUNT_MASK == UInt64(expected.count))
         }
 
+        /// A bounded lane (issue 51) hands out no slot beyond its budget of
+        /// events the runner has not taken, to single emits and batches
+        /// alike; each run the runner takes gives its room back.
+        @Test func aBoundedLaneStopsAtItsBudget() throws {
+            let lane = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            defer { spindle_lane_destroy(lane) }
+            spindle_lane_set_budget(lane, 6)
+            for value in 0..<6 { #expect(try laneEmit(lane, value)) }
+            spindle_lane_begin(lane)
+            #expect(spindle_lane_slot(lane) == nil, "a seventh event past the budget")
+            spindle_lane_abort(lane)
+            #expect(spindle_lane_was_full(lane))
+            #expect(!spindle_lane_has_room(lane))
+            #expect(laneDrain(lane) == Array(0..<6))
+            #expect(spindle_lane_was_full(lane), "as of the count last read")
+            #expect(spindle_lane_has_room(lane))
+            #expect(!spindle_lane_was_full(lane))
+            var next = 6
+            #expect(laneBatchEmit(lane, 10, from: &next) == 6, "a batch stops at the budget")
+            #expect(laneBatchEmit(lane, 1, from: &next) == 0)
+            #expect(laneDrain(lane) == Array(6..<12))
+            #expect(laneBatchEmit(lane, 4, from: &next) == 4)
+            #expect(try laneEmit(lane, 16))
+            #expect(laneDrain(lane) == Array(12..<17))
+        }
+
         /// Batches: runs of adjacent slots across block boundaries, one
         /// publish per batch, read back in order.
         @Test func batchesComeOutInOrderAcrossBlocks() throws {

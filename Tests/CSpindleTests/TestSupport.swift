@@ -66,10 +66,10 @@ struct SharedHandle: @unchecked Sendable {
     let raw: OpaquePointer
 }
 
-/// The ring tests' payload array (the Swift half of a ring, as in RingQueue).
+/// A payload array shared with test threads.
 /// Why @unchecked: a raw pointer is not Sendable; ownership of each slot is
-/// handed between producer and consumer by the ring's publish (release) and
-/// available (acquire), exactly as in the engine.
+/// handed between producer and consumer by the queue under test (a release
+/// on one side, an acquire on the other), exactly as in the engine.
 struct SharedSlots: @unchecked Sendable {
     let base: UnsafeMutablePointer<Int>
 

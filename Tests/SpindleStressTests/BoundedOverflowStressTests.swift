@@ -2,6 +2,7 @@ import Foundation
 @_spi(Testing) @_spi(Benchmarks) @_spi(Tuning) import Spindle
 import Testing
 import SpindleTestSupport
+import CSpindle
 
 /// Events of the bounded-ring tests: producer items, echoes emitted by an
 /// inline feedback on the reducer thread, and answers from a feedback on a
@@ -22,14 +23,17 @@ struct BoundedState: Sendable {
 }
 
 extension StressSuite {
-    /// Issue 4, item 6: a bounded ring kept at capacity by four producer
+    /// Issue 4, item 6: a bounded queue kept at capacity by four producer
     /// threads, under each overflow policy. `.block` loses nothing and never
     /// deadlocks, even with a feedback emitting from the reducer thread
     /// itself and another one emitting from a dispatch queue into the full
-    /// ring; `.dropNewest` answers `.dropped` with an exact count.
-    @Suite("Bounded ring at capacity")
+    /// queue; `.dropNewest` answers `.dropped` with an exact count. Every
+    /// emitting thread may take a lane at once (`LaneTuning.streak = 1`):
+    /// a capacity of 4,096 shares 256 events with each of up to 8 lanes
+    /// (issue 51), the smaller ones have no lanes.
+    @Suite("Bounded queue at capacity")
     struct BoundedOverflowStressTests {
-        static let capacities = [1, 8, 64]
+        static let capacities = [1, 8, 64, 4096]
         static var perProducer: Int { max(1_000, StressScale.eventsPerQueue / 200) }
 
         /// Every item whose sequence is a multiple of 4 gets an echo from the
@@ -64,6 +68,10 @@ extension StressSuite {
               arguments: capacities)
         func blockingRingLosesNothingAndNeverDeadlocks(capacity: Int) async throws {
             let baseline = await LiveBaseline.settle()
+            let savedStreak = LaneTuning.streak
+            LaneTuning.streak = 1
+            defer { LaneTuning.streak = savedStreak }
+            let lanesCreated = spindle_lanes_created()
             do {
                 let producers = 4
                 let perProducer = Self.perProducer
@@ -100,6 +108,7 @@ extension StressSuite {
                 #expect(checker.outOfOrder == 0)
                 #expect(checker.gaps == 0)
                 #expect(checker.badPayloads == 0)
+                if capacity >= 1024 { #expect(spindle_lanes_created() > lanesCreated, "no producer took a lane") }
                 reportTotal("events", queue: "ring(\(capacity),block)", report.reduced)
             }
             await baseline.expectReturned()
@@ -109,6 +118,9 @@ extension StressSuite {
               arguments: capacities)
         func droppingRingCountsExactly(capacity: Int) async throws {
             let baseline = await LiveBaseline.settle()
+            let savedStreak = LaneTuning.streak
+            LaneTuning.streak = 1
+            defer { LaneTuning.streak = savedStreak }
             do {
                 let producers = 4
                 let perProducer = Self.perProducer
@@ -150,7 +162,9 @@ extension StressSuite {
                 #expect(all.count == producers)
                 #expect(all.allSatisfy { $0.accepted + $0.dropped == perProducer && $0.stopped == 0 },
                         "accepted + dropped = attempted, per producer")
-                #expect(dropped > 0, "the ring never filled: the test did not exercise .dropNewest")
+                // A large queue may keep up with its producers; the exact
+                // fill of every share is `aFullQueueHoldsExactlyItsCapacity`.
+                if capacity < 1024 { #expect(dropped > 0, "the queue never filled: the test did not exercise .dropNewest") }
                 #expect(state.items == accepted)
                 #expect(state.echoes == acceptedEchoes.current)
                 #expect(report.reduced == state.total)
@@ -165,5 +179,67 @@ extension StressSuite {
             }
             await baseline.expectReturned()
         }
-    }
+    
+        /// Issue 51: the bound is exact with lanes. With the reducer held on
+        /// its first event, 12 threads emit under `.dropNewest` until each
+        /// is refused once: 8 of them fill a lane each (its share, 256
+        /// events) and the other 4 the shared queue's share (2,048), so
+        /// exactly the capacity is accepted besides the event being reduced,
+        /// never more; then everything accepted is reduced, each thread in
+        /// order.
+        @Test("a bounded queue filled by 12 threads holds exactly its capacity, lanes and shared queue together")
+        func aFullQueueHoldsExactlyItsCapacity() async throws {
+            let baseline = await LiveBaseline.settle()
+            let savedStreak = LaneTuning.streak
+            defer { LaneTuning.streak = savedStreak }
+            let lanesCreated = spindle_lanes_created()
+            do {
+                let capacity = 4096
+                let producers = 12
+                let held = DispatchSemaphore(value: 0)
+                let holding = Counter()
+                let checker = OrderChecker(producers: producers + 1, contiguous: false)
+                let spin = Spin<Int, Stamped>(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
+                    if count == 0 {
+                        holding.add()
+                        held.wait()
+                    }
+                    checker.observe(event)
+                    return count + 1
+                })
+                let loop = try spin.start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .dropNewest)))
+                // The test's own emit takes no lane: every lane is left for
+                // the producers.
+                LaneTuning.streak = UInt32.max
+                #expect(loop.emit(Stamped(producer: producers, sequence: 0)) == .accepted)
+                #expect(await eventually { holding.current == 1 }, "the reducer never took the first event")
+                LaneTuning.streak = 1
+                let tallies = Recorder<ProducerTally>()
+                let finished = await onThreads(producers) { producer in
+                    var tally = ProducerTally(producer: producer)
+                    var sequence = 0
+                    while true {
+                        let result = loop.emit(Stamped(producer: producer, sequence: sequence))
+                        tally.count(result, sequence: sequence)
+                        if result != .accepted { break }
+                        sequence += 1
+                    }
+                    tallies.append(tally)
+                }
+                #expect(finished, "producers did not finish: a hang")
+                let all = tallies.values
+                let accepted = all.map(\.accepted).reduce(0, +)
+                #expect(accepted == capacity, "accepted \(accepted) while one event was being reduced: the bound is \(capacity)")
+                #expect(all.allSatisfy { $0.dropped == 1 && $0.stopped == 0 })
+                #expect(spindle_lanes_created() - lanesCreated >= 8, "the producers did not take every lane")
+                held.signal()
+                let report = await loop.stop()
+                #expect(report == StopReport(reduced: accepted + 1, discarded: 0))
+                #expect(loop.statistics.droppedEvents == producers)
+                #expect(checker.reducedPerProducer.prefix(producers).reduce(0, +) == accepted)
+                #expect(checker.outOfOrder == 0)
+            }
+            await baseline.expectReturned()
+        }
+}
 }

@@ -1,7 +1,7 @@
 internal import Atomics
 internal import CSpindle
 
-// Emitting: the gate, the lanes' slow path, batches, the bounded ring's
+// Emitting: the gate, the lanes' slow path, batches, a bounded queue's
 // overflow policies, and the emits of effects and of the runner itself.
 extension LoopCore {
     /// Accepts `event` for reduction, or says why not. Any thread. (An emit
@@ -41,7 +41,7 @@ extension LoopCore {
         counter.store(counter.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
     }
 
-    /// An emit through the gate and the shared queue (or ring). Any thread
+    /// An emit through the gate and the shared queue (bounded or not). Any thread
     /// but the runner.
     @inline(__always)
     private func emitThroughGate(_ event: Event) -> EmitResult {
@@ -111,7 +111,7 @@ extension LoopCore {
         return emitThroughGate(contentsOf: events)
     }
 
-    /// A batch through the gate and the shared queue (or ring).
+    /// A batch through the gate and the shared queue (bounded or not).
     func emitThroughGate(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
         spindle_gate_enter()
         if closed.load(ordering: .relaxed) {
@@ -121,6 +121,7 @@ extension LoopCore {
         let woke: WakeOutcome
         switch queueTag {
         case .lockFree:
+            if bound != nil { return emitBoundedThroughGate(contentsOf: events) }
             lockFreeQueue!.enqueue(contentsOf: events)
             // After the tail exchange, a full barrier (see tryEnqueueAndWake).
             woke = wake(emitterMayRun: true)
@@ -130,29 +131,29 @@ extension LoopCore {
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             woke = wake(emitterMayRun: true)
             spindle_gate_exit()
-        case .ring:
-            return emitToRing(contentsOf: events)
         }
         if let hub { for event in events { accepted(event, hub: hub) } }
         if woke == .runHere { runHere() }
         return EmitBatchResult(accepted: events.count, dropped: 0, stopped: 0)
     }
 
-    // The bounded queue's batch: claim what is free, then apply the policy
-    // to the rest. Called inside the emit's gate section; leaves it.
-    // Observers hear of each part of the batch after the section is left
-    // (contract 9): the accepted prefix, then the dropped or rejected rest.
-    private func emitToRing(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
-        let ring = ringQueue!
+    // A bounded loop's batch through its shared queue: claim what is free
+    // of the shared share, then apply the policy to the rest. Called inside
+    // the emit's gate section; leaves it. Observers hear of each part of the
+    // batch after the section is left (contract 9): the accepted prefix,
+    // then the dropped or rejected rest.
+    private func emitBoundedThroughGate(contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult {
+        let bound = bound!
         var accepted = 0
         var result: EmitBatchResult
         // Only a batch that fits at once may run the loop here: a `.block`
         // batch that waits for room needs another thread to make it.
         var runsHere = false
         while true {
-            let remaining = UnsafeBufferPointer(rebasing: events[accepted...])
-            let claimed = ring.tryEnqueue(contentsOf: remaining)
+            let claimed = bound.tryClaim(upTo: events.count - accepted)
             if claimed > 0 {
+                lockFreeQueue!.enqueue(contentsOf: UnsafeBufferPointer(rebasing: events[accepted..<accepted + claimed]))
+                // After the tail exchange, a full barrier (see tryEnqueueAndWake).
                 if wake(emitterMayRun: claimed == events.count) == .runHere { runsHere = true }
                 accepted += claimed
             }
@@ -161,7 +162,7 @@ extension LoopCore {
                 result = EmitBatchResult(accepted: accepted, dropped: 0, stopped: 0)
                 break
             }
-            guard case .bounded(_, .block) = options.queue else {
+            guard bound.policy == .block else {
                 // .dropNewest: the rest of the batch is dropped.
                 spindle_gate_exit()
                 counters.dropped.wrappingIncrement(by: events.count - accepted, ordering: .relaxed)
@@ -241,14 +242,12 @@ extension LoopCore {
         return .accepted
     }
 
-    // A bounded queue is full: apply its policy. Called inside the emit's
-    // gate section, and returns inside one; counts, but leaves the
-    // observers to the caller, outside the section.
+    // A bounded loop's shared share is full: apply its policy. Called
+    // inside the emit's gate section, and returns inside one; counts, but
+    // leaves the observers to the caller, outside the section.
     private func overflow(_ event: Event) -> EmitResult {
-        guard case .bounded(_, let policy) = options.queue, let ring = ringQueue else {
-            preconditionFailure("Spindle: only a bounded queue can be full")
-        }
-        switch policy {
+        guard let bound else { preconditionFailure("Spindle: only a bounded queue can be full") }
+        switch bound.policy {
         case .dropNewest:
             counters.dropped.wrappingIncrement(ordering: .relaxed)
             return .dropped
@@ -258,7 +257,8 @@ extension LoopCore {
                     counters.rejectedAfterStop.wrappingIncrement(ordering: .relaxed)
                     return .stopped
                 }
-                if ring.tryEnqueue(event) {
+                if bound.tryClaim() {
+                    lockFreeQueue!.tryEnqueue(event)
                     wake()
                     return .accepted
                 }
@@ -286,21 +286,25 @@ extension LoopCore {
     /// this loop), the pool is told first, so that it keeps a thread free to
     /// run this loop (see `PoolCore.threadWillBlock`).
     func waitForSpace() {
-        guard let ring = ringQueue else { return }
+        guard let bound else { return }
+        waitForSpace(bound) { [closed] in bound.sharedHasRoom || closed.load(ordering: .relaxed) }
+    }
+
+    /// Waits (outside any gate section, lock and lane emit) until `room`
+    /// holds; see `waitForSpace()`.
+    func waitForSpace(_ bound: BoundedAdmission, until room: () -> Bool) {
         let pool = PoolCore.current
         pool?.threadWillBlock()
-        ring.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000) { [closed] in
-            ring.depth < ring.capacity || closed.load(ordering: .relaxed)
-        }
+        bound.spaceParker.wait(spins: 200, timeoutNanoseconds: 1_000_000, until: room)
         pool?.threadDidUnblock()
     }
 
     /// `waitForSpace()` for a task: suspends instead of blocking its thread
     /// (which may be a cooperative thread that other tasks need).
     func waitForSpaceSuspending() async {
-        guard let ring = ringQueue else { return }
-        await ring.asyncSpaceWaiters.wait { [closed] in
-            ring.depth < ring.capacity || closed.load(ordering: .relaxed)
+        guard let bound else { return }
+        await bound.asyncSpaceWaiters.wait { [closed] in
+            bound.sharedHasRoom || closed.load(ordering: .relaxed)
         }
     }
 

@@ -68,17 +68,48 @@ extension LoopCore {
     /// the shared queue instead.
     @inline(__always)
     func emitOnLane(_ lane: OpaquePointer, _ event: Event) -> EmitResult? {
-        guard beginLaneEmit(lane) else { return rejectAfterStop(event) }
-        guard let slot = spindle_lane_slot(lane) else {
-            spindle_lane_abort(lane)
+        while true {
+            guard beginLaneEmit(lane) else { return rejectAfterStop(event) }
+            guard let slot = spindle_lane_slot(lane) else {
+                spindle_lane_abort(lane)
+                // Full (as of the count the slot call read), or out of memory.
+                guard let bound, spindle_lane_was_full(lane) else { return nil }
+                if let result = laneIsFull(lane, bound, event) { return result }
+                continue
+            }
+            slot.initializeMemory(as: Event.self, to: event)
+            spindle_lane_publish(lane, 1)
+            let runsHere = wakeAfterLaneEmit(lane)
+            if let hub { accepted(event, hub: hub) }
+            if runsHere { runHere() }
+            return .accepted
+        }
+    }
+
+    /// A bounded loop's lane is full (its share of the capacity): under
+    /// `.dropNewest` the event is dropped (counted and reported); under
+    /// `.block` the thread waits until the runner has taken some of the
+    /// lane's events, or the loop closed, and answers nil: emit again (the
+    /// next emit sees `closed`). Outside the lane emit.
+    @inline(never)
+    private func laneIsFull(_ lane: OpaquePointer, _ bound: BoundedAdmission, _ event: Event) -> EmitResult? {
+        switch bound.policy {
+        case .dropNewest:
+            counters.dropped.wrappingIncrement(ordering: .relaxed)
+            hub?.eventDropped(event)
+            return .dropped
+        case .block:
+            waitForLaneRoom(lane, bound)
             return nil
         }
-        slot.initializeMemory(as: Event.self, to: event)
-        spindle_lane_publish(lane, 1)
-        let runsHere = wakeAfterLaneEmit(lane)
-        if let hub { accepted(event, hub: hub) }
-        if runsHere { runHere() }
-        return .accepted
+    }
+
+    /// Waits until the runner has taken some of `lane`'s events, or the
+    /// loop closed. Outside the lane emit. The lane holds events (it is
+    /// full), so the loop is scheduled: its runner notifies the parker
+    /// after it takes events from lanes.
+    private func waitForLaneRoom(_ lane: OpaquePointer, _ bound: BoundedAdmission) {
+        waitForSpace(bound) { [closed] in spindle_lane_has_room(lane) || closed.load(ordering: .relaxed) }
     }
 
     /// After a publish on `lane`: schedules the loop if it was idle, and
@@ -106,31 +137,63 @@ extension LoopCore {
         runHere()
     }
 
-    /// A batch on the calling thread's lane: one BUSY store, one publish.
-    /// nil when the loop is closed (the shared path then counts the
-    /// rejection).
+    /// A batch on the calling thread's lane: one BUSY store, one publish
+    /// (one of each per wait, on a bounded loop whose lane fills up). nil
+    /// when the loop is closed before any event is accepted (the shared
+    /// path then counts the rejection).
     func emitOnLane(_ lane: OpaquePointer, contentsOf events: UnsafeBufferPointer<Event>) -> EmitBatchResult? {
-        guard beginLaneEmit(lane) else { return nil }
         var written = 0
-        var count = 0
-        while written < events.count,
-              let slots = spindle_lane_slots(lane, written, events.count - written, &count) {
-            slots.assumingMemoryBound(to: Event.self)
-                .initialize(from: events.baseAddress! + written, count: count)
-            written += count
+        var dropped = 0
+        var stopped = 0
+        var runsHere = false
+        var outOfMemory = false
+        while true {
+            guard beginLaneEmit(lane) else {
+                // Closed while a `.block` batch waited for room.
+                if written == 0 { return nil }
+                stopped = events.count - written
+                counters.rejectedAfterStop.wrappingIncrement(by: stopped, ordering: .relaxed)
+                break
+            }
+            let start = written
+            var count = 0
+            while written < events.count,
+                  let slots = spindle_lane_slots(lane, written - start, events.count - written, &count) {
+                slots.assumingMemoryBound(to: Event.self)
+                    .initialize(from: events.baseAddress! + written, count: count)
+                written += count
+            }
+            spindle_lane_publish(lane, written - start)
+            // Only a batch written whole at once may run the loop here: the
+            // rest of one cut short goes through the shared queue first, or
+            // waits for room that another thread must make.
+            if written > start, wake(emitterMayRun: start == 0 && written == events.count) == .runHere {
+                runsHere = true
+            }
+            if written == events.count { break }
+            guard let bound, spindle_lane_was_full(lane) else {
+                outOfMemory = true
+                break
+            }
+            if bound.policy == .dropNewest {
+                dropped = events.count - written
+                counters.dropped.wrappingIncrement(by: dropped, ordering: .relaxed)
+                break
+            }
+            waitForLaneRoom(lane, bound)
         }
-        spindle_lane_publish(lane, written)
-        // Only a batch written whole may run the loop here: the rest of one
-        // cut short goes through the shared queue first.
-        let runsHere = written > 0 && wake(emitterMayRun: written == events.count) == .runHere
-        if let hub { for event in events.prefix(written) { accepted(event, hub: hub) } }
+        if let hub {
+            for event in events.prefix(written) { accepted(event, hub: hub) }
+            for event in events.suffix(dropped) { hub.eventDropped(event) }
+            for event in events.suffix(stopped) { hub.eventRejected(event) }
+        }
         if runsHere { runHere() }
-        if written < events.count {
+        if outOfMemory {
             // Memory ran out mid-batch: the rest goes through the shared queue.
             let rest = emitThroughGate(contentsOf: UnsafeBufferPointer(rebasing: events[written...]))
             return EmitBatchResult(accepted: written + rest.accepted, dropped: rest.dropped, stopped: rest.stopped)
         }
-        return EmitBatchResult(accepted: written, dropped: 0, stopped: 0)
+        return EmitBatchResult(accepted: written, dropped: dropped, stopped: stopped)
     }
 
     // Starts an emit on a lane, unless the loop is closed (false, the emit
@@ -143,15 +206,24 @@ extension LoopCore {
     /// Opens a lane for the calling thread, whose last emit (through the
     /// shared queue) was accepted: the marker goes through the gate after
     /// it, so the runner reads the lane only after that event.
+    /// On a bounded loop the lane takes one of the loop's lane tickets,
+    /// and its share of the capacity; with none left, the thread goes on
+    /// through the shared queue.
     @inline(never)
     func openLane() {
+        if let bound, !bound.takeLaneTicket() { return }
         guard let lane = spindle_lane_create(
             loopID, MemoryLayout<Event>.size, MemoryLayout<Event>.alignment, Lanes.slotsPerBlock)
-        else { return }
+        else {
+            bound?.returnLaneTicket()
+            return
+        }
+        if let bound { spindle_lane_set_budget(lane, UInt32(bound.laneBudget)) }
         spindle_gate_enter()
         guard !closed.load(ordering: .relaxed), lockFreeQueue!.enqueueMarker(lane) else {
             spindle_gate_exit()
             spindle_lane_destroy(lane)
+            bound?.returnLaneTicket()
             return
         }
         // The enqueue is an exchange (a full barrier), as for an event.
@@ -228,6 +300,7 @@ extension LoopCore {
             if spindle_lane_reclaim_consumer(lane) {
                 spindle_lane_set_remove_consumer(set, index)
                 spindle_lane_destroy_deferred(lane)
+                bound?.returnLaneTicket()
             }
         }
     }

@@ -4,14 +4,17 @@ internal import CSpindle
 // The loop's queue, whichever kind it is (`queueTag`): enqueue and wake,
 // the runner's drain, and the emptiness checks the scheduling reads.
 extension LoopCore {
-    /// Enqueues and schedules the loop if it is idle; `.full` when the ring
-    /// is full. With `emitterMayRun`, the answer may be `.runHere` (see
+    /// Enqueues and schedules the loop if it is idle; `.full` when a
+    /// bounded loop's shared share is full. With `emitterMayRun`, the answer may be `.runHere` (see
     /// `wake(emitterMayRun:)`): the caller then runs the loop once it has
     /// left its gate section.
     @inline(__always)
     func tryEnqueueAndWake(_ event: Event, emitterMayRun: Bool) -> EnqueueOutcome {
         switch queueTag {
         case .lockFree:
+            // A bounded loop's shared queue admits an event for each slot
+            // of its share claimed.
+            if let bound, !bound.tryClaim() { return .full }
             lockFreeQueue!.tryEnqueue(event)
             // The wfcqueue enqueue is an xchg, a full barrier: no fence needed
             // before `wake` reads the scheduling state (the Dekker pair).
@@ -19,12 +22,6 @@ extension LoopCore {
             let woke = wake(emitterMayRun: emitterMayRun)
             if woke != .notScheduled { spindle_lane_reset_streak(loopID) }
             return woke == .runHere ? .runHere : .enqueued
-        case .ring:
-            guard ringQueue!.tryEnqueue(event) else { return .full }
-            // The ring's claim is a seq_cst RMW on its tail, which the runner
-            // re-checks (depth) after going idle; a runner scheduled before
-            // the publish lands finds a run of 0 and re-checks again.
-            return wake(emitterMayRun: emitterMayRun) == .runHere ? .runHere : .enqueued
         case .custom:
             withCustomQueue { calls, queue in calls.enqueue(queue, event) }
             // An enqueue promises only a release (a mutex's unlock): fence
@@ -56,14 +53,11 @@ extension LoopCore {
         assertOnRunner()
         switch queueTag {
         case .lockFree:
+            if let bound { return drainBounded(bound, max: max, body, runs: runs) }
             // The shared queue first (its markers open lanes), then the lanes.
             let shared = lockFreeQueue!.drain(max: max, body) { lane in laneOpened(lane) }
             if shared == max { return shared }
             return shared + drainLanes(max: max - shared, runs)
-        case .ring:
-            // Every-state inline feedbacks and observer hooks run inside
-            // `body`, and may block (see `RingQueue.drain`).
-            return ringQueue!.drain(max: max, bodyMayBlock: runner.hasInlineWorkers || hub != nil, body)
         case .custom: return withCustomQueue { calls, queue in calls.drain(queue, max, body) }
         }
     }
@@ -74,7 +68,6 @@ extension LoopCore {
     var queueLooksEmpty: Bool {
         switch queueTag {
         case .lockFree: lockFreeQueue!.looksEmpty && !lanesLookRunnable
-        case .ring: ringQueue!.isEmpty
         case .custom: withCustomQueue { calls, queue in calls.looksEmpty(queue) }
         }
     }
@@ -84,9 +77,39 @@ extension LoopCore {
         assertOnRunner()
         return switch queueTag {
         case .lockFree: lockFreeQueue!.isEmpty && !lanesLookRunnable
-        case .ring: ringQueue!.isEmpty
         case .custom: withCustomQueue { calls, queue in calls.isEmpty(queue) }
         }
+    }
+
+    /// `drainQueue` on a bounded loop: each event of the shared queue frees
+    /// its slot before it is reduced (the capacity counts events waiting,
+    /// not the one being reduced), then the lanes' runs; the producers
+    /// waiting for space hear of it. When the reduction may block (an
+    /// inline feedback or an observer may emit into another full `.block`
+    /// loop), each freed slot is announced before it, with a fenced
+    /// notify; otherwise once after the run. Runner only.
+    @inline(never)
+    private func drainBounded(
+        _ bound: BoundedAdmission, max: Int,
+        _ body: (UnsafeMutableRawPointer) -> Void, runs: (UnsafeMutableRawPointer, Int) -> Void
+    ) -> Int {
+        let shared: Int
+        if runner.hasInlineWorkers || hub != nil {
+            shared = lockFreeQueue!.drain(max: max, { payload in
+                bound.free()
+                bound.freedWhileReducing()
+                body(payload)
+            }, marker: { lane in laneOpened(lane) })
+        } else {
+            shared = lockFreeQueue!.drain(max: max, { payload in
+                bound.free()
+                bound.freedLook()
+                body(payload)
+            }, marker: { lane in laneOpened(lane) })
+        }
+        let laned = shared == max ? 0 : drainLanes(max: max - shared, runs)
+        if shared + laned > 0 { bound.wakeWaiting() }
+        return shared + laned
     }
 
     /// Calls `body` with the custom queue's calls and the queue itself, and

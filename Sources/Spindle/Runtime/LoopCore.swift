@@ -51,7 +51,9 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     }
     /// The loop's identity in the threads' lane tables: never reused.
     let loopID: UInt64
-    let ringQueue: RingQueue<Event>?
+    /// What bounds the default queue of a `.bounded` loop; nil for an
+    /// unbounded one.
+    let bound: BoundedAdmission?
     /// A queue made outside the engine (`QueueKind.custom`), reached
     /// through its protocol.
     let customQueue: CustomQueueCalls<Event>?
@@ -198,15 +200,17 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         // lookups per start.
         self.hub = spin.hasObservers ? ObserverHub(spin.observers) : nil
         var lockFree: LockFreeQueue<Event>?
-        var ring: RingQueue<Event>?
+        var bound: BoundedAdmission?
         var custom: CustomQueueCalls<Event>?
         switch options.queue {
         case .lockFree:
             queueTag = .lockFree
             lockFree = LockFreeQueue<Event>()
-        case .bounded(let capacity, _):
-            queueTag = .ring
-            ring = RingQueue<Event>(capacity: capacity)
+        case .bounded(let capacity, let policy):
+            // The default queue, lanes and all, with admission control.
+            queueTag = .lockFree
+            lockFree = LockFreeQueue<Event>()
+            bound = BoundedAdmission(capacity: capacity, policy: policy)
         case .custom(let factory):
             queueTag = .custom
             // The start checked the queue's event type (`invalidity(for:)`):
@@ -217,7 +221,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
             custom = queue
         }
         lockFreeQueue = lockFree
-        ringQueue = ring
+        self.bound = bound
         customQueue = custom
         customCalls = custom.map { Unmanaged.passUnretained($0) }
         runnerEmitsThroughQueue = custom != nil && options.executor?.manualDrive != nil
@@ -460,7 +464,7 @@ enum EmitAttempt {
     }
 }
 
-/// Which of a loop's three queue slots is in use.
+/// Which of a loop's two queue slots is in use.
 enum QueueTag: UInt8, Sendable {
-    case lockFree, ring, custom
+    case lockFree, custom
 }
