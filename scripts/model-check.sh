@@ -2,7 +2,8 @@
 # Model-checks the loop scheduling protocol
 # (Sources/Spindle/Runtime/Scheduling/Model/PROTOCOL.md) with SPIN: its
 # Promela model, loop-scheduling.pml, beside it; the pool's thread
-# wake-up protocol, pool-wake.pml (the runs named pool-*); and the parker
+# wake-up protocol, pool-wake.pml (the runs named pool-*); the bounded
+# queue's admission, bounded.pml (bounded*); and the parker
 # its threads sleep on, parker.pml (the runs named parker*).
 #
 # 1. The protocol as written, exhaustively (2 producers x 2 events, 2 pool
@@ -17,6 +18,9 @@
 # 4. The lanes (lanes.pml): safety with membarrier and without it
 #    (producers that fence: the portable path), the broken variants, and
 #    cycles under weak fairness.
+# 4b. The bounded queue's admission (bounded.pml): a lane producer with a
+#    budget and a shared-queue producer under `.block`: the bound, order,
+#    no lost wake-up, no cycle; and its broken variants.
 # 5. The inline fast path (loop-scheduling.pml -DINLINE): an emit on the
 #    loop's own context runs the scheduling its CAS won; safety, LTL, no
 #    cycle, and its broken variant. The direct path (-DDIRECT): such an
@@ -49,6 +53,7 @@ model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/loop-scheduling.pml"
 pool_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/pool-wake.pml"
 parker_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/parker.pml"
 lanes_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/lanes.pml"
+bounded_model="$PWD/Sources/Spindle/Runtime/Scheduling/Model/bounded.pml"
 
 missing=()
 command -v spin >/dev/null 2>&1 || missing+=(spin)
@@ -103,6 +108,7 @@ run() {
     pool-*) cp "$pool_model" "$dir/model.pml" ;;
     parker|parker-*) cp "$parker_model" "$dir/model.pml" ;;
     lanes|lanes-*) cp "$lanes_model" "$dir/model.pml" ;;
+    bounded|bounded-*) cp "$bounded_model" "$dir/model.pml" ;;
     *) cp "$model" "$dir/model.pml" ;;
   esac
   (
@@ -163,7 +169,7 @@ verdict() {
   return 0
 }
 
-echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$scope_full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${parker_model#"$PWD"/}, ${lanes_model#"$PWD"/}; $jobs job(s)"
+echo "== SPIN: $(spin -V 2>&1 | head -1); scope: $([ "$scope_full" = 1 ] && echo full || echo "default (--full: the exhaustive runs too)"); models: ${model#"$PWD"/}, ${pool_model#"$PWD"/}, ${parker_model#"$PWD"/}, ${lanes_model#"$PWD"/}, ${bounded_model#"$PWD"/}; $jobs job(s)"
 
 # Fields: name; spin defines; cc flags; pan arguments; "pass" or the
 # expected error (an extended regex); what the run checks. The longest runs
@@ -193,7 +199,7 @@ checks=(
   "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
   "pool-broken-no-flag;-DBROKEN_NO_FLAG;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a sleeper not re-checking its notified flag: a wake taken before it prepared its parker is lost and it sleeps unlisted"
   #    The parker alone (parker.pml): waiters that consume one shared
-  #    condition (a full ring's space), each woken in time; the waiter that
+  #    condition (a full bounded queue's space), each woken in time; the waiter that
   #    reads wake_seq late, or does not re-check, sleeps for ever.
   "parker;;$cc_safety;-m10000 -w24;pass;the parker: 3 waiters consuming one shared condition, each gets its token"
   "parker-broken-late-seq;-DBROKEN_LATE_SEQ;$cc_safety;-m10000 -w24;invalid end state;the parker's waiter reading wake_seq after registering: a notify ends its round unseen and it sleeps unregistered"
@@ -217,6 +223,12 @@ checks=(
   "lanes-broken-no-membarrier;-DBROKEN_NO_MEMBARRIER;$cc_safety;-m40000 -w24;assertion violated +!\\((lost_event|lost_wakeup)\\);lanes without the runner's membarrier: an event or a wake-up lost"
   "lanes-broken-count-first;-DBROKEN_COUNT_FIRST;$cc_safety;-m40000 -w24;assertion violated +!\\(lost_event\\);lanes whose count the runner reads before their BUSY: a stop finishes with an event in a lane"
   "lanes-broken-letgo-undrained;-DBROKEN_LETGO_UNDRAINED;$cc_safety;-m40000 -w24;assertion violated +\\(s==nextSeq;lanes let go before they drain: per-producer order broken"
+  #    The bounded queue's admission (bounded.pml): a lane with a budget
+  #    of 2, a shared share of 1, 4 + 2 events under `.block`.
+  "bounded;;$cc_safety;-m10000 -w24;pass;bounded queue: a lane's budget and the shared share never exceeded, each producer in order, no lost wake-up"
+  "bounded-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;bounded queue: no cycle"
+  "bounded-broken-fallback;-DBROKEN_FALLBACK;$cc_safety;-m10000 -w24;assertion violated +\\(s==next_seq;bounded queue whose full lane, finding room on a second look, sends the event through the shared queue: per-producer order broken"
+  "bounded-broken-no-recheck;-DBROKEN_NO_RECHECK;$cc_safety;-m10000 -w24;invalid end state;bounded queue whose waiting producer does not re-check after registering: a wake-up lost"
   "broken-late-subscriber;-DBROKEN_LATE_SUBSCRIBER -DK=1;$cc_safety;-m10000 -w24;assertion violated +!\\(subscriber_unserved\\);streams ended before FINISHED: subscriber never served (2 producers x 1 event)"
   # 7. The inline fast path (SpindleNIO): an emit whose CAS wins runs the
   #    scheduling itself; one pool runner (the event loop's task queue).

@@ -1,6 +1,6 @@
 import Dispatch
 @_spi(Benchmarks) import Spindle
-/// The engines compared side by side. The queue engines (`lockfree`, `ring`,
+/// The engines compared side by side. The queue engines (`lockfree`, `bounded`,
 /// `baseline`) vary the event queue on the default executor (the shared
 /// reducer pool); the executor engines (`pool`, `dedicated`, `dispatch`,
 /// `queued`) vary where the loop runs, on the default queue. Each scenario
@@ -8,8 +8,9 @@ import Dispatch
 enum Engine: String, CaseIterable, Sendable {
     /// liburcu's wait-free concurrent queue with pooled nodes (`.lockFree`).
     case lockfree
-    /// The bounded C ring (`.bounded(capacity:overflow: .block)`).
-    case ring
+    /// The bounded queue (`.bounded(capacity:overflow: .block)`): the default
+    /// queue with admission control.
+    case bounded
     /// The pure-Swift comparison queue: a mutex around a ring buffer
     /// (`BaselineQueue`, plugged in as a custom queue, SPI).
     case baseline
@@ -66,13 +67,13 @@ enum Engine: String, CaseIterable, Sendable {
     /// `spin-atom`'s yardstick: the same spin started directly, no store.
     case unwatched
 
-    /// The options of a loop of `Event`s for this engine; `ringCapacity`
-    /// applies to `ring`. Called where `Event` is known (`ScenarioRun.start`),
+    /// The options of a loop of `Event`s for this engine; `boundedCapacity`
+    /// applies to `bounded`. Called where `Event` is known (`ScenarioRun.start`),
     /// so that the baseline queue is specialized for it.
-    func options<Event: Sendable>(ringCapacity: Int, for _: Event.Type) -> SpinOptions {
+    func options<Event: Sendable>(boundedCapacity: Int, for _: Event.Type) -> SpinOptions {
         switch self {
         case .lockfree: SpinOptions(queue: .lockFree)
-        case .ring: SpinOptions(queue: .bounded(capacity: ringCapacity, overflow: .block))
+        case .bounded: SpinOptions(queue: .bounded(capacity: boundedCapacity, overflow: .block))
         case .baseline: SpinOptions(queue: .custom(BaselineQueue<Event>.factory))
         case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO,
              .atoms, .combine, .observation, .watched, .unwatched, .futex:
@@ -83,13 +84,13 @@ enum Engine: String, CaseIterable, Sendable {
     }
 
     /// The queue engines, for the scenarios where the queue is what varies.
-    static let queues: [Engine] = [.lockfree, .ring, .baseline]
+    static let queues: [Engine] = [.lockfree, .bounded, .baseline]
 
     /// One line for `--help`.
     var summary: String {
         switch self {
         case .lockfree: ".lockFree on the shared pool: liburcu wfcqueue, pooled nodes, batch splice"
-        case .ring: ".bounded(capacity: 65536, overflow: .block) on the shared pool: the C ring"
+        case .bounded: ".bounded(capacity: 65536, overflow: .block) on the shared pool: lanes and shared queue with admission control"
         case .baseline: "pure Swift on the shared pool: a mutex around a ring buffer (a custom queue, specialized)"
         case .pool: "the shared reducer pool (default executor), .lockFree queue"
         case .dedicated: "a dedicated thread for the loop (.dedicatedThread), .lockFree queue"

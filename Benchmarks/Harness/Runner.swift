@@ -32,7 +32,7 @@ struct Runner {
             func runOnce(_ engine: Engine, size: Int) async throws -> Sample {
                 let run = ScenarioRun(
                     scenario: scenario.name, engine: engine, events: size,
-                    ringCapacity: scenario.ringCapacity,
+                    boundedCapacity: scenario.boundedCapacity,
                     timeout: timeout, quick: plan.quick)
                 PeakMemory.reset()
                 let startRSS = PeakMemory.resident()

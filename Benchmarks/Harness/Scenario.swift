@@ -6,8 +6,8 @@ struct ScenarioRun: Sendable {
     let engine: Engine
     /// The scenario's size (see its description for what it counts).
     let events: Int
-    /// The bounded queue's capacity (`Engine.ring`).
-    let ringCapacity: Int
+    /// The bounded queue's capacity (`Engine.bounded`).
+    let boundedCapacity: Int
     /// How long any wait inside the run may take before it fails.
     let timeout: Duration
     /// A `--quick` run: a scenario whose shape is sized apart from its N
@@ -19,7 +19,7 @@ extension ScenarioRun {
     /// The options of a loop of `Event`s on this run's engine (the baseline
     /// queue is specialized for `Event`: see `BaselineQueue`).
     func options<Event: Sendable>(for eventType: Event.Type) -> SpinOptions {
-        engine.options(ringCapacity: ringCapacity, for: eventType)
+        engine.options(boundedCapacity: boundedCapacity, for: eventType)
     }
 }
 
@@ -60,7 +60,7 @@ struct Scenario: Sendable {
     let defaultEvents: Int
     let quickEvents: Int
     /// Capacity of the `ring` engine's queue.
-    var ringCapacity: Int = 65_536
+    var boundedCapacity: Int = 65_536
     /// The engines this scenario runs, in report order.
     var engines: [Engine] = Engine.queues
     /// The engine every ratio of this scenario is read against (nil: none).

@@ -15,7 +15,7 @@ extern "C" {
 
 // MARK: - Diagnostics
 
-/// Queues and rings created and not yet destroyed, process-wide (relaxed
+/// Queues created and not yet destroyed, process-wide (relaxed
 /// counter; for leak checks). Any thread.
 long spindle_live_queues(void);
 

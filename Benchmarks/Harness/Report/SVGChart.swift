@@ -19,7 +19,7 @@ enum SVGChart {
     static func color(for engine: String) -> String {
         switch engine {
         case Engine.lockfree.rawValue: "#3b6fb6"
-        case Engine.ring.rawValue: "#4f9a4a"
+        case Engine.bounded.rawValue: "#4f9a4a"
         case Engine.baseline.rawValue: "#9a9a9a"
         default: "#c06030"
         }

@@ -23,9 +23,21 @@ public enum QueueKind: Sendable, Hashable {
     /// Unbounded, lock-free: liburcu's wait-free concurrent queue with pooled
     /// nodes. The default.
     case lockFree
-    /// Bounded ring in C11 atomics, with an overflow policy. `capacity` is
-    /// rounded up to a power of two; it must be 1…2^30, or the loop does not
-    /// start (``SpinExecutorError/invalidOptions(reason:)``).
+    /// Bounded: at most `capacity` accepted events wait (the one being
+    /// reduced is not waiting), and a full queue applies the overflow
+    /// policy. `capacity` is rounded up to a power of two; it must be
+    /// 1…2^30, or the loop does not start
+    /// (``SpinExecutorError/invalidOptions(reason:)``).
+    ///
+    /// It runs on the default queue's machinery, at about its speed: from a
+    /// capacity of 1,024, up to 8 producer threads that stream into the
+    /// loop get a lane each with a share of their own (a sixteenth of the
+    /// capacity, at most 4,096 events), and the rest of the capacity is the
+    /// shared queue's, for every other producer. A producer whose share is
+    /// full waits (``OverflowPolicy/block``) or is refused
+    /// (``OverflowPolicy/dropNewest``) even while another share has room;
+    /// an event on a lane counts until the run of the lane's events that
+    /// reduces it ends.
     case bounded(capacity: Int, overflow: OverflowPolicy)
     /// A queue made outside the engine (``CustomEventQueue``), one per loop:
     /// the benchmark harness's pure-Swift yardstick, and tests. Not a
@@ -113,7 +125,7 @@ public struct SpinOptions: Sendable {
 }
 
 extension SpinOptions {
-    /// The largest bounded queue (the C ring indexes 2^30 slots at most).
+    /// The largest bounded queue (2^30 events).
     static let maximumBoundedCapacity = 1 << 30
 
     /// Why these options cannot run a loop, or nil when they can. Checked

@@ -28,7 +28,7 @@ internal import CSpindle
     public let feedbackWorkers: Int
     /// Async effect runs whose task body has not returned.
     public let effectTasks: Int
-    /// C event queues (lock-free queues and bounded rings) not destroyed.
+    /// C event queues (every loop's, bounded or not) not destroyed.
     public let eventQueues: Int
     /// Effect-router runtimes (one per loop of a spin whose reducer has
     /// effects) not yet deinitialized.

@@ -2,7 +2,7 @@
  * The parker (CSupport/spindle_parker.c) on its own, as a Promela model
  * for SPIN: an event count on which several threads wait for one shared
  * condition that each of them may consume, as producers wait for space in
- * a full ring (RingQueue's space parker). pool-wake.pml covered this while
+ * a full bounded queue (BoundedAdmission's space parker). pool-wake.pml covered this while
  * the pool's threads shared one parker; since each sleeps on its own, with
  * a flag that only it consumes, this model keeps the parker's own argument
  * checked. scripts/model-check.sh runs it.
