@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Leak check under valgrind (issue 4): the C target's structures (queues,
-# rings, parkers, with events still inside when destroyed) and start/stop
+# bounded lanes, parkers, with events still inside when destroyed) and start/stop
 # cycles of loops with feedbacks in flight (stopped draining, discarding, or
 # released without a stop), on every queue, under memcheck.
 #
@@ -131,16 +131,27 @@ struct LeakDriver {
                 spindle_wfq_enqueue(queue, payload)
             }
             spindle_wfq_destroy(queue)
-            let ring = spindle_ring_create(64)!
-            spindle_ring_destroy(ring)
+            let lane = spindle_lane_create(UInt64(1 << 40) + UInt64(round), 8, 8, 4)!
+            spindle_lane_set_budget(lane, 16)
+            for index in 0..<(round % 20) {
+                spindle_lane_begin(lane)
+                guard let slot = spindle_lane_slot(lane) else {
+                    spindle_lane_abort(lane)
+                    break
+                }
+                slot.storeBytes(of: index, as: Int.self)
+                spindle_lane_publish(lane, 1)
+            }
+            spindle_lane_destroy(lane)
             let parker = spindle_parker_create()!
             spindle_parker_destroy(parker)
         }
-        print("C target: 200 rounds of queues, rings and parkers")
+        print("C target: 200 rounds of queues, bounded lanes and parkers")
     }
 
     static let queues: [QueueKind] = [
         .lockFree, .bounded(capacity: 64, overflow: .block), .bounded(capacity: 8, overflow: .dropNewest),
+        .bounded(capacity: 4096, overflow: .block),
         .custom(CustomEventQueueFactory(name: "array") { ArrayQueue<Event>() }),
     ]
 

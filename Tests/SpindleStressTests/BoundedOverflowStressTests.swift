@@ -241,5 +241,62 @@ extension StressSuite {
             }
             await baseline.expectReturned()
         }
+
+        /// A batch on a full lane (issue 51): with the reducer held, a
+        /// thread's lane (capacity 1,024: a share of 64) takes the first 64
+        /// events of a `.dropNewest` batch and drops the rest, whatever room
+        /// the shared queue has; a `.block` batch waits at the same point
+        /// and finishes once the reducer runs, in order.
+        @Test("a batch on a full lane: .dropNewest keeps the lane's share, .block waits for it", arguments: [OverflowPolicy.dropNewest, .block])
+        func aBatchOnAFullLane(policy: OverflowPolicy) async throws {
+            let baseline = await LiveBaseline.settle()
+            let savedStreak = LaneTuning.streak
+            defer { LaneTuning.streak = savedStreak }
+            do {
+                let held = DispatchSemaphore(value: 0)
+                let holding = Counter()
+                let checker = OrderChecker(producers: 2, contiguous: false)
+                let spin = Spin<Int, Stamped>(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
+                    if count == 0 {
+                        holding.add()
+                        held.wait()
+                    }
+                    checker.observe(event)
+                    return count + 1
+                })
+                let loop = try spin.start(options: SpinOptions(queue: .bounded(capacity: 1024, overflow: policy)))
+                LaneTuning.streak = UInt32.max
+                #expect(loop.emit(Stamped(producer: 1, sequence: 0)) == .accepted)
+                #expect(await eventually { holding.current == 1 }, "the reducer never took the first event")
+                LaneTuning.streak = 1
+                let results = Recorder<EmitBatchResult>()
+                let batchSent = Counter()
+                async let finished = onThreads(1) { _ in
+                    // The first emit goes through the shared queue and opens the lane.
+                    _ = loop.emit(Stamped(producer: 0, sequence: 0))
+                    batchSent.add()
+                    let batch = (1...100).map { Stamped(producer: 0, sequence: $0) }
+                    results.append(loop.emit(contentsOf: batch))
+                }
+                if policy == .block {
+                    // The batch waits for the reducer: release it once the
+                    // batch is under way (it cannot finish before).
+                    #expect(await eventually { batchSent.current == 1 })
+                    held.signal()
+                }
+                #expect(await finished, "the producer did not finish: a hang")
+                let result = try #require(results.values.first)
+                if policy == .dropNewest {
+                    #expect(result == EmitBatchResult(accepted: 64, dropped: 36, stopped: 0))
+                    held.signal()
+                } else {
+                    #expect(result == EmitBatchResult(accepted: 100, dropped: 0, stopped: 0))
+                }
+                let report = await loop.stop()
+                #expect(report.reduced == 2 + result.accepted)
+                #expect(checker.outOfOrder == 0 && checker.gaps == 0)
+            }
+            await baseline.expectReturned()
+        }
 }
 }
