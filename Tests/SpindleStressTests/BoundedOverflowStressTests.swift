@@ -64,7 +64,7 @@ extension StressSuite {
             }
         }
 
-        @Test("a full .block ring loses nothing and never deadlocks, even with emits from the reducer thread",
+        @Test("a full .block queue loses nothing and never deadlocks, even with emits from the reducer thread",
               arguments: capacities)
         func blockingRingLosesNothingAndNeverDeadlocks(capacity: Int) async throws {
             let baseline = await LiveBaseline.settle()
@@ -114,7 +114,7 @@ extension StressSuite {
             await baseline.expectReturned()
         }
 
-        @Test("a full .dropNewest ring answers .dropped, counts exactly, and reduces exactly what it accepted",
+        @Test("a full .dropNewest queue answers .dropped, counts exactly, and reduces exactly what it accepted",
               arguments: capacities)
         func droppingRingCountsExactly(capacity: Int) async throws {
             let baseline = await LiveBaseline.settle()
@@ -196,35 +196,14 @@ extension StressSuite {
             do {
                 let capacity = 4096
                 let producers = 12
-                let held = DispatchSemaphore(value: 0)
-                let holding = Counter()
-                let checker = OrderChecker(producers: producers + 1, contiguous: false)
-                let spin = Spin<Int, Stamped>(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
-                    if count == 0 {
-                        holding.add()
-                        held.wait()
-                    }
-                    checker.observe(event)
-                    return count + 1
-                })
-                let loop = try spin.start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: .dropNewest)))
-                // The test's own emit takes no lane: every lane is left for
-                // the producers.
-                LaneTuning.streak = UInt32.max
-                #expect(loop.emit(Stamped(producer: producers, sequence: 0)) == .accepted)
-                #expect(await eventually { holding.current == 1 }, "the reducer never took the first event")
+                let held = try await HeldLoop.start(
+                    capacity: capacity, policy: .dropNewest, producers: producers + 1, firstProducer: producers)
+                let loop = held.loop
+                let checker = held.checker
                 LaneTuning.streak = 1
                 let tallies = Recorder<ProducerTally>()
                 let finished = await onThreads(producers) { producer in
-                    var tally = ProducerTally(producer: producer)
-                    var sequence = 0
-                    while true {
-                        let result = loop.emit(Stamped(producer: producer, sequence: sequence))
-                        tally.count(result, sequence: sequence)
-                        if result != .accepted { break }
-                        sequence += 1
-                    }
-                    tallies.append(tally)
+                    tallies.append(.emittingUntilRefused(producer: producer) { loop.emit($0) })
                 }
                 #expect(finished, "producers did not finish: a hang")
                 let all = tallies.values
@@ -232,7 +211,7 @@ extension StressSuite {
                 #expect(accepted == capacity, "accepted \(accepted) while one event was being reduced: the bound is \(capacity)")
                 #expect(all.allSatisfy { $0.dropped == 1 && $0.stopped == 0 })
                 #expect(spindle_lanes_created() - lanesCreated >= 8, "the producers did not take every lane")
-                held.signal()
+                held.release()
                 let report = await loop.stop()
                 #expect(report == StopReport(reduced: accepted + 1, discarded: 0))
                 #expect(loop.statistics.droppedEvents == producers)
@@ -253,21 +232,9 @@ extension StressSuite {
             let savedStreak = LaneTuning.streak
             defer { LaneTuning.streak = savedStreak }
             do {
-                let held = DispatchSemaphore(value: 0)
-                let holding = Counter()
-                let checker = OrderChecker(producers: 2, contiguous: false)
-                let spin = Spin<Int, Stamped>(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
-                    if count == 0 {
-                        holding.add()
-                        held.wait()
-                    }
-                    checker.observe(event)
-                    return count + 1
-                })
-                let loop = try spin.start(options: SpinOptions(queue: .bounded(capacity: 1024, overflow: policy)))
-                LaneTuning.streak = UInt32.max
-                #expect(loop.emit(Stamped(producer: 1, sequence: 0)) == .accepted)
-                #expect(await eventually { holding.current == 1 }, "the reducer never took the first event")
+                let held = try await HeldLoop.start(capacity: 1024, policy: policy, producers: 2, firstProducer: 1)
+                let loop = held.loop
+                let checker = held.checker
                 LaneTuning.streak = 1
                 let results = Recorder<EmitBatchResult>()
                 let batchSent = Counter()
@@ -282,13 +249,13 @@ extension StressSuite {
                     // The batch waits for the reducer: release it once the
                     // batch is under way (it cannot finish before).
                     #expect(await eventually { batchSent.current == 1 })
-                    held.signal()
+                    held.release()
                 }
                 #expect(await finished, "the producer did not finish: a hang")
                 let result = try #require(results.values.first)
                 if policy == .dropNewest {
                     #expect(result == EmitBatchResult(accepted: 64, dropped: 36, stopped: 0))
-                    held.signal()
+                    held.release()
                 } else {
                     #expect(result == EmitBatchResult(accepted: 100, dropped: 0, stopped: 0))
                 }
@@ -299,4 +266,38 @@ extension StressSuite {
             await baseline.expectReturned()
         }
 }
+}
+
+/// A bounded loop whose reducer holds the first event it takes until
+/// `release()`: every later event waits in the queue, so a test can fill
+/// the queue's shares exactly.
+struct HeldLoop: Sendable {
+    let loop: SpinLoop<Int, Stamped>
+    /// Sees every reduced event (producers `0..<producers`).
+    let checker: OrderChecker
+    private let held: DispatchSemaphore
+
+    /// Starts the loop and has it take one event of `firstProducer` and hold
+    /// it; the caller's emit takes no lane (`LaneTuning.streak` is left at
+    /// `UInt32.max`: set it after).
+    static func start(capacity: Int, policy: OverflowPolicy, producers: Int, firstProducer: Int) async throws -> HeldLoop {
+        let held = DispatchSemaphore(value: 0)
+        let holding = Counter()
+        let checker = OrderChecker(producers: producers, contiguous: false)
+        let spin = Spin<Int, Stamped>(initialState: 0, feedbacks: [], reducer: Reducer { count, event in
+            if count == 0 {
+                holding.add()
+                held.wait()
+            }
+            checker.observe(event)
+            return count + 1
+        })
+        let loop = try spin.start(options: SpinOptions(queue: .bounded(capacity: capacity, overflow: policy)))
+        LaneTuning.streak = UInt32.max
+        #expect(loop.emit(Stamped(producer: firstProducer, sequence: 0)) == .accepted)
+        #expect(await eventually { holding.current == 1 }, "the reducer never took the first event")
+        return HeldLoop(loop: loop, checker: checker, held: held)
+    }
+
+    func release() { held.signal() }
 }

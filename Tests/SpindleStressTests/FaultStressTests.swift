@@ -68,15 +68,7 @@ extension StressSuite {
                 let tallies = Recorder<ProducerTally>()
                 let stops = Recorder<StopReport>()
                 async let producing: Bool = onThreads(producers) { producer in
-                    var tally = ProducerTally(producer: producer)
-                    var sequence = 0
-                    while true {
-                        let result = loop.emit(Stamped(producer: producer, sequence: sequence))
-                        tally.count(result, sequence: sequence)
-                        if result != .accepted { break }
-                        sequence += 1
-                    }
-                    tallies.append(tally)
+                    tallies.append(.emittingUntilRefused(producer: producer) { loop.emit($0) })
                 }
                 _ = await eventually(within: 30) { checker.progress.current >= round * 100 }
                 // Eight stops at once, with both modes: the first one wins.
@@ -253,7 +245,7 @@ extension StressSuite {
 
         // MARK: a reducer that takes very long
 
-        @Test("a very slow reducer keeps a full ring's memory bounded: .block waits, .dropNewest drops",
+        @Test("a very slow reducer keeps a full bounded queue's memory bounded: .block waits, .dropNewest drops",
               arguments: [OverflowPolicy.block, .dropNewest])
         func slowReducerKeepsTheRingBounded(policy: OverflowPolicy) async throws {
             let baseline = await LiveBaseline.settle()

@@ -292,6 +292,21 @@ struct ProducerTally: Sendable {
     }
 }
 
+extension ProducerTally {
+    /// A producer's emits of `.item`-like events (sequence 0, 1, …) until
+    /// one is not accepted; the tally of all of them.
+    static func emittingUntilRefused(producer: Int, _ emit: (Stamped) -> EmitResult) -> ProducerTally {
+        var tally = ProducerTally(producer: producer)
+        var sequence = 0
+        while true {
+            let result = emit(Stamped(producer: producer, sequence: sequence))
+            tally.count(result, sequence: sequence)
+            if result != .accepted { return tally }
+            sequence += 1
+        }
+    }
+}
+
 // MARK: - Live objects
 
 /// The live-object counts at a test's start, and the check that they came
