@@ -6,22 +6,20 @@ internal import Atomics
 /// them, so that at most `capacity` accepted events wait at any time.
 ///
 /// The capacity is split once, at start:
-/// - `laneBudget` events for each of at most `laneTickets` lanes: a lane
-///   is bounded by its own budget (`spindle_lane_set_budget`), which its
-///   producer checks against the runner's count, read once per budget's
-///   worth of events, not per event;
-/// - the rest for the shared queue, in `credits`: a producer claims one (a
-///   compare-and-swap) per event it enqueues there, and the runner gives
-///   back a run's worth with one add.
+/// - `laneBudget` events for each of at most `maxLanes` lanes (a ticket
+///   each): a lane is bounded by its own budget
+///   (`spindle_lane_set_budget`), which its producer checks against the
+///   runner's count, re-read once per budget's worth of events, not per
+///   event. A lane's events count until the run that reduces them ends (a
+///   lane's run is reduced whole).
+/// - the rest, `sharedCapacity`, for the shared queue, counted with a
+///   count per side: producers claim slots with a compare-and-swap on
+///   `claimed`, checked against `released`, which only the runner writes,
+///   with a plain store before it reduces each event (the event being
+///   reduced is not waiting).
 ///
 /// So the bound is exact (the shares add up to the capacity), and no event
-/// on a lane pays a shared counter. The shared share counts as a ring
-/// does, with a cached count per side: producers claim with a
-/// compare-and-swap on `claimed`; the runner frees an event's slot with a
-/// plain store of `released` before it reduces the event (the event being
-/// reduced is not waiting), and a producer reads `released` only when it
-/// claims. A lane's events are counted until the run that reduces them
-/// ends (a lane's run is reduced whole).
+/// on a lane pays a shared counter.
 ///
 /// The price: a lane's producer waits (or drops) when its own share is
 /// full, though the shared share may have room; a producer with no lane
