@@ -211,19 +211,28 @@ void spindle_lanes_heavy_fence(void) {
 
 // spindle_lane_begin, _slot, _publish and _abort are inline (CSpindle.h).
 
+// A bounded lane's producer: re-reads the runner's count and returns the
+// new limit. Acquire, as `spindle_lane_drained`: the runner's count is
+// stored after it moved the events out. (Slots are never reused by
+// position, so the room is a count, not a memory hand-over.)
+static uint64_t lane_refresh_limit(spindle_lane *lane) {
+    struct spindle_lane_producer *producer = &lane->producer;
+    producer->limit = atomic_load_explicit(&lane->consumed, memory_order_acquire) + producer->budget;
+    return producer->limit;
+}
+
 void spindle_lane_set_budget(spindle_lane *lane, uint32_t budget) {
     lane->producer.budget = budget;
-    lane->producer.limit = budget == 0 ? UINT64_MAX : atomic_load_explicit(&lane->consumed, memory_order_relaxed) + budget;
+    if (budget == 0) {
+        lane->producer.limit = UINT64_MAX;
+    } else {
+        lane_refresh_limit(lane);
+    }
 }
 
 bool spindle_lane_has_room(spindle_lane *lane) {
-    struct spindle_lane_producer *producer = &lane->producer;
-    if (producer->budget == 0) return true;
-    // Acquire, as `spindle_lane_drained`: the runner's count is stored
-    // after it moved the events out. (Slots are never reused by position,
-    // so the room is a count, not a memory hand-over.)
-    producer->limit = atomic_load_explicit(&lane->consumed, memory_order_acquire) + producer->budget;
-    return spindle_lane_published_producer(lane) < producer->limit;
+    if (lane->producer.budget == 0) return true;
+    return spindle_lane_published_producer(lane) < lane_refresh_limit(lane);
 }
 
 bool spindle_lane_was_full(spindle_lane *lane) {
@@ -257,11 +266,8 @@ void *spindle_lane_slots(spindle_lane *lane, size_t reserved, size_t max, size_t
     *count = 0;
     if (max == 0) return NULL;
     uint64_t next = spindle_lane_published_producer(lane) + reserved;
-    if (next >= producer->limit) {
-        if (producer->budget == 0) return NULL;
-        producer->limit = atomic_load_explicit(&lane->consumed, memory_order_acquire) + producer->budget;
-        if (next >= producer->limit) return NULL;
-    }
+    // An unbounded lane's limit is UINT64_MAX: never reached.
+    if (next >= producer->limit && next >= lane_refresh_limit(lane)) return NULL;
     if (producer->limit - next < max) max = (size_t)(producer->limit - next);
     uint64_t index = next - producer->block_base;
     void *first;

@@ -31,8 +31,6 @@ internal import Atomics
 final class BoundedAdmission: Sendable {
     /// The overflow policy.
     let policy: OverflowPolicy
-    /// The capacity (the requested one rounded up to a power of two).
-    let capacity: Int
     /// Events one lane may hold; 0 when the capacity is too small to share
     /// (then every event goes through the shared queue).
     let laneBudget: Int
@@ -64,7 +62,6 @@ final class BoundedAdmission: Sendable {
         precondition(requested > 0 && requested <= 1 << 30, "Spindle: a bounded queue needs a capacity in 1…2^30")
         var capacity = 1
         while capacity < requested { capacity <<= 1 }
-        self.capacity = capacity
         self.policy = policy
         let budget = Swift.min(Self.maxLaneBudget, capacity / 16)
         laneBudget = budget >= Self.minLaneBudget ? budget : 0
@@ -122,22 +119,11 @@ final class BoundedAdmission: Sendable {
 
     /// Runner: frees the slot of an event taken from the shared queue,
     /// before it is reduced (a plain store: the runner is the only writer).
-    /// A producer waiting for space hears of it from `wakeWaiting`, or
-    /// from `freedWhileReducing` when the reduction may block.
+    /// A producer waiting for space hears of it from `wakeWaiting` (after
+    /// the run, or at once when the reduction may block) or `freedLook`.
     @inline(__always)
     func free() {
         released.store(released.load(ordering: .relaxed) &+ 1, ordering: .releasing)
-    }
-
-    /// Runner, after `free()` with the reduction to come possibly blocking
-    /// (an inline feedback or observer emitting into another full `.block`
-    /// loop): wakes a waiting producer now, with a fenced notify (the
-    /// store, then the fence, then the load of the waiters: Dekker with the
-    /// producer's registration), so that it does not wait for that.
-    @inline(__always)
-    func freedWhileReducing() {
-        spaceParker.notify()
-        asyncSpaceWaiters.resumeAll()
     }
 
     /// Runner, after `free()` with a reduction that cannot block: an
@@ -148,8 +134,12 @@ final class BoundedAdmission: Sendable {
         if spaceParker.hasWaiters { spaceParker.notify() }
     }
 
-    /// Runner, after a run that freed slots (of the shared share or of a
-    /// lane): wakes the producers waiting for space (a fenced notify).
+    /// Wakes the producers waiting for space, blocked or suspended, with a
+    /// fenced notify (the caller's stores, then the fence, then the load of
+    /// the waiters: Dekker with a waiter's registration, then re-check).
+    /// The runner calls it after a run that freed slots (of the shared
+    /// share or of a lane), or after each `free()` when the reduction to
+    /// come may block; a stop, after closing the loop. Any thread.
     @inline(__always)
     func wakeWaiting() {
         spaceParker.notify()
@@ -175,14 +165,5 @@ final class BoundedAdmission: Sendable {
     /// thread.
     func returnLaneTicket() {
         tickets.wrappingIncrement(ordering: .relaxed)
-    }
-
-    // MARK: Stop
-
-    /// Wakes every producer waiting for space, blocked or suspended (after
-    /// the loop closed). Any thread.
-    func notifySpace() {
-        spaceParker.notify()
-        asyncSpaceWaiters.resumeAll()
     }
 }

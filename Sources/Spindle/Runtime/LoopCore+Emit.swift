@@ -177,12 +177,7 @@ extension LoopCore {
                 break
             }
         }
-        if let hub {
-            for event in events.prefix(accepted) { self.accepted(event, hub: hub) }
-            for event in events[accepted...] {
-                if result.dropped > 0 { hub.eventDropped(event) } else { hub.eventRejected(event) }
-            }
-        }
+        if let hub { report(result, of: events[...], to: hub) }
         if runsHere { runHere() }
         return result
     }
@@ -223,6 +218,18 @@ extension LoopCore {
         case .accepted: accepted(event, hub: hub)
         case .dropped: hub.eventDropped(event)
         case .stopped: hub.eventRejected(event)
+        }
+    }
+
+    /// Tells the observers what a batch emit did with `events`: its
+    /// accepted prefix, then the rest, dropped or refused (a batch result
+    /// has one or the other). Called with no lock held and outside every
+    /// gate section (contract 9).
+    func report(_ result: EmitBatchResult, of events: Slice<UnsafeBufferPointer<Event>>, to hub: ObserverHub<State, Event>) {
+        let accepted = events.startIndex + result.accepted
+        for event in events[..<accepted] { self.accepted(event, hub: hub) }
+        for event in events[accepted...] {
+            if result.dropped > 0 { hub.eventDropped(event) } else { hub.eventRejected(event) }
         }
     }
 

@@ -183,9 +183,8 @@ extension LoopCore {
             waitForLaneRoom(lane, bound)
         }
         if let hub {
-            for event in events.prefix(written) { accepted(event, hub: hub) }
-            for event in events.suffix(dropped) { hub.eventDropped(event) }
-            for event in events.suffix(stopped) { hub.eventRejected(event) }
+            report(EmitBatchResult(accepted: written, dropped: dropped, stopped: stopped),
+                   of: events[..<(written + dropped + stopped)], to: hub)
         }
         if runsHere { runHere() }
         if outOfMemory {

@@ -93,20 +93,12 @@ extension LoopCore {
         _ bound: BoundedAdmission, max: Int,
         _ body: (UnsafeMutableRawPointer) -> Void, runs: (UnsafeMutableRawPointer, Int) -> Void
     ) -> Int {
-        let shared: Int
-        if runner.hasInlineWorkers || hub != nil {
-            shared = lockFreeQueue!.drain(max: max, { payload in
-                bound.free()
-                bound.freedWhileReducing()
-                body(payload)
-            }, marker: { lane in laneOpened(lane) })
-        } else {
-            shared = lockFreeQueue!.drain(max: max, { payload in
-                bound.free()
-                bound.freedLook()
-                body(payload)
-            }, marker: { lane in laneOpened(lane) })
-        }
+        let reductionMayBlock = runner.hasInlineWorkers || hub != nil
+        let shared = lockFreeQueue!.drain(max: max, { payload in
+            bound.free()
+            if reductionMayBlock { bound.wakeWaiting() } else { bound.freedLook() }
+            body(payload)
+        }, marker: { lane in laneOpened(lane) })
         let laned = shared == max ? 0 : drainLanes(max: max - shared, runs)
         if shared + laned > 0 { bound.wakeWaiting() }
         return shared + laned

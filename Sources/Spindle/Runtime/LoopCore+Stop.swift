@@ -19,7 +19,7 @@ extension LoopCore {
         guard stopRequest.compareExchange(expected: .none, desired: request, ordering: .sequentiallyConsistent).exchanged
         else { return }
         closed.store(true, ordering: .sequentiallyConsistent)
-        bound?.notifySpace()
+        bound?.wakeWaiting()
         // The callback holds the loop until it has run (and scheduled the
         // final slice, whose executor holds it from then on).
         _ = Unmanaged.passRetained(self)
