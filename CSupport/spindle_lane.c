@@ -464,6 +464,21 @@ static void lane_array_free_rcu(struct rcu_head *head) {
     free(array);
 }
 
+// Test hook: the calling thread's next `count` lane-array allocations fail,
+// so that the out-of-memory paths of add and remove can be tested. Thread
+// local: a parallel test's loops never see it.
+static _Thread_local unsigned lane_array_failures;
+
+void spindle_lane_set_fail_allocations(unsigned count) { lane_array_failures = count; }
+
+static struct spindle_lane_array *lane_array_alloc(size_t count) {
+    if (lane_array_failures) {
+        lane_array_failures--;
+        return NULL;
+    }
+    return malloc(sizeof(struct spindle_lane_array) + count * sizeof(spindle_lane *));
+}
+
 static bool lane_set_publish(spindle_lane_set *set, struct spindle_lane_array *next) {
     struct spindle_lane_array *old = atomic_exchange_explicit(&set->current, next, memory_order_acq_rel);
     if (old) {
@@ -476,7 +491,7 @@ static bool lane_set_publish(spindle_lane_set *set, struct spindle_lane_array *n
 bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane) {
     struct spindle_lane_array *old = atomic_load_explicit(&set->current, memory_order_relaxed);
     size_t count = old ? old->count : 0;
-    struct spindle_lane_array *next = malloc(sizeof *next + (count + 1) * sizeof(spindle_lane *));
+    struct spindle_lane_array *next = lane_array_alloc(count + 1);
     if (!next) return false;
     next->count = count + 1;
     if (count) memcpy(next->lanes, old->lanes, count * sizeof(spindle_lane *));
@@ -484,18 +499,18 @@ bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane) {
     return lane_set_publish(set, next);
 }
 
-void spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index) {
+bool spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index) {
     struct spindle_lane_array *old = atomic_load_explicit(&set->current, memory_order_relaxed);
-    if (!old || index >= old->count) return;
+    if (!old || index >= old->count) return false;
     struct spindle_lane_array *next = NULL;
     if (old->count > 1) {
-        next = malloc(sizeof *next + (old->count - 1) * sizeof(spindle_lane *));
-        if (!next) return;  // keeps the lane listed; the caller must not free it
+        next = lane_array_alloc(old->count - 1);
+        if (!next) return false;  // the lane stays listed: the caller must not free it
         next->count = old->count - 1;
         memcpy(next->lanes, old->lanes, index * sizeof(spindle_lane *));
         memcpy(next->lanes + index, old->lanes + index + 1, (old->count - index - 1) * sizeof(spindle_lane *));
     }
-    lane_set_publish(set, next);
+    return lane_set_publish(set, next);
 }
 
 size_t spindle_lane_set_count_consumer(spindle_lane_set *set) {

@@ -159,8 +159,13 @@ spindle_lane_set *spindle_lane_set_init(void *memory);
 void spindle_lane_set_deinit(spindle_lane_set *set);
 /// Runner: adds a lane (its marker was reduced). False on exhaustion.
 bool spindle_lane_set_add_consumer(spindle_lane_set *set, spindle_lane *lane);
-/// Runner: removes the lane at `index` (order of the others kept).
-void spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index);
+/// Runner: removes the lane at `index` (order of the others kept). False
+/// when the smaller list could not be allocated: the lane stays listed and
+/// the caller must not free it (it can try again at the next slice's end).
+bool spindle_lane_set_remove_consumer(spindle_lane_set *set, size_t index);
+/// Tests only: the calling thread's next `count` lane-list allocations fail
+/// (the out-of-memory paths of add and remove).
+void spindle_lane_set_fail_allocations(unsigned count);
 /// Runner: how many lanes, and the one at `index`.
 size_t spindle_lane_set_count_consumer(spindle_lane_set *set);
 spindle_lane *spindle_lane_set_at_consumer(spindle_lane_set *set, size_t index);

@@ -172,6 +172,38 @@ extension CSpindleTarget {
             spindle_lane_destroy(lane)
         }
 
+        /// Out of memory for the lane list: an add reports it, and a remove
+        /// reports it and keeps the lane listed (the runner then keeps the
+        /// lane allocated and tries again later), the list unchanged.
+        @Test func aLaneListThatCannotShrinkKeepsItsLane() throws {
+            _ = spindle_lanes_prepare()
+            let first = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            let second = try #require(spindle_lane_create(freshLoopID(), 8, 8, 4))
+            defer {
+                spindle_lane_destroy(first)
+                spindle_lane_destroy(second)
+            }
+            let memory = UnsafeMutableRawPointer.allocate(byteCount: spindle_lane_set_size(), alignment: 8)
+            defer { memory.deallocate() }
+            let set = try #require(spindle_lane_set_init(memory))
+            #expect(spindle_lane_set_add_consumer(set, first))
+            spindle_lane_set_fail_allocations(1)
+            #expect(!spindle_lane_set_add_consumer(set, second))
+            #expect(spindle_lane_set_count_consumer(set) == 1)
+            #expect(spindle_lane_set_add_consumer(set, second))
+            spindle_lane_set_fail_allocations(1)
+            #expect(!spindle_lane_set_remove_consumer(set, 0))
+            #expect(spindle_lane_set_count_consumer(set) == 2)
+            #expect(spindle_lane_set_at_consumer(set, 0) == first)
+            #expect(spindle_lane_set_at_consumer(set, 1) == second)
+            #expect(spindle_lane_set_remove_consumer(set, 0))
+            #expect(spindle_lane_set_count_consumer(set) == 1)
+            #expect(spindle_lane_set_at_consumer(set, 0) == second)
+            #expect(spindle_lane_set_remove_consumer(set, 0), "the last lane needs no allocation")
+            #expect(spindle_lane_set_count_consumer(set) == 0)
+            spindle_lane_set_deinit(set)
+        }
+
         /// Reclamation: a lane its thread let go is freed by the runner only
         /// once every published slot has been taken.
         @Test func aLetGoLaneIsReclaimedOnlyWhenDrained() throws {

@@ -296,8 +296,9 @@ extension LoopCore {
         while index > 0 {
             index -= 1
             let lane = spindle_lane_set_at_consumer(set, index)!
-            if spindle_lane_reclaim_consumer(lane) {
-                spindle_lane_set_remove_consumer(set, index)
+            // Out of memory for the smaller list: the lane stays listed
+            // (and allocated) until a later slice's end manages it.
+            if spindle_lane_reclaim_consumer(lane), spindle_lane_set_remove_consumer(set, index) {
                 spindle_lane_destroy_deferred(lane)
                 bound?.returnLaneTicket()
             }
