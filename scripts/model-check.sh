@@ -27,12 +27,18 @@
 #    emit that finds the queue empty takes the idle loop and keeps its
 #    event in the runner's own queue; safety, LTL, no cycle, and its broken
 #    variant.
+# 6. The reduction gate (loop-scheduling.pml -DGATE, stream(from:)'s
+#    demand): a granter opens the gate one unit of demand at a time, a slice
+#    reduces one event through the open gate (or after a stop); safety (the
+#    loop never ahead of the demand) at 1 producer x 2 events and at 2 x 1,
+#    LTL, no cycle, and the broken variant whose idle re-check misses a
+#    grant. The same runs in both scopes.
 # Two scopes:
 # - default (the README's test command): every run but the five that take
 #   minutes or gigabytes; the lanes' safety is checked at 2 producers x 1
 #   event (with membarrier and with producers that fence), and so are the
 #   protocol's drain, discard and LTL runs and the inline and direct
-#   paths' (the same properties on a smaller state space). About two
+#   paths' (the same properties on a smaller state space). About three
 #   minutes on two cores, under 2 GB.
 # - --full (CI): those five too: the lanes' safety at 2 x 2 (6-10 minutes,
 #   15 GB; the others run beside it), the cycle checks of the pool's
@@ -245,6 +251,14 @@ checks=(
   "direct-ltl-no-lost-wakeup;-DINLINE -DDIRECT -DNR=1;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;direct path: LTL no_lost_wakeup"
   "direct-no-cycles;-DINLINE -DDIRECT -DNR=1 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;direct path: no cycle (no subscriber)"
   "direct-broken-any-queue;-DINLINE -DDIRECT -DNR=1 -DBROKEN_DIRECT_ANY_QUEUE;$cc_safety;-m10000 -w24;assertion violated +\\(ownSeq==nextSeq;direct path that ignores the queue: an event overtakes an older one of its producer"
+  # 9. The reduction gate (stream(from:)'s demand): a granter grants one unit
+  #    of demand per event, each a store then wake(); a slice reduces one
+  #    event, through the open gate or after a stop.
+  "gate;-DGATE -DNP=1 -DK=2;$cc_safety;-m10000 -w24;pass;reduction gate, stop mode drain: 1 producer x 2 events, 2 units of demand granted, 2 runners, stop, subscriber: never ahead of the demand, and drain's checks"
+  "gate-two-producers;-DGATE -DK=1 -DSUBSCRIBER=0;$cc_safety;-m10000 -w24;pass;reduction gate, stop mode drain: 2 producers x 1 event, 2 units of demand, 2 runners, stop, no subscriber"
+  "gate-ltl;-DGATE -DNP=1 -DK=2;$cc_ltl;-a -N no_lost_wakeup -m10000 -w24;pass;reduction gate: LTL no_lost_wakeup, queued events runnable while the gate is open or a stop was requested (1 producer x 2 events)"
+  "gate-no-cycles;-DGATE -DNP=1 -DK=2 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;reduction gate: no cycle (1 producer x 2 events, no subscriber)"
+  "gate-broken-no-recheck;-DGATE -DBROKEN_GATE_NO_RECHECK -DNP=1 -DK=2;$cc_safety;-m10000 -w24;assertion violated +!\\(lost_wakeup\\);reduction gate whose idle re-check reuses the gate loaded before the IDLE store: a grant in between is lost, the loop idle with an event queued and the gate open"
 )
 
 # 6. Runs that go alone, after the others (memory: the lanes safety run's

@@ -11,13 +11,21 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     ///
     /// @Snippet(path: "Spindle/Snippets/SpindleCombine/CombineStartOperators", slice: "stream")
     ///
-    /// A subscription starts its loop at once and sends the initial state,
-    /// then every new state in reduction order, as demand allows: states
-    /// wait, buffered as `bufferingPolicy` says, until the subscriber
-    /// requests them. By default at most 4,096 states wait: a subscriber
-    /// whose demand lags further skips the oldest waiting states, never the
-    /// latest one, so memory stays bounded. They are sent from one task, one
-    /// at a time.
+    /// As Spin.Swift's, the stream publishes the reduced states only (the
+    /// feedbacks see the initial state; the subscriber does not) and moves
+    /// with its subscriber's demand:
+    /// - The loop reduces an event only while the subscriber has demand;
+    ///   otherwise its events wait in its queue (no state is buffered, and
+    ///   the loop does not run ahead).
+    /// - Each state is handed to the loop's feedbacks, then sent to the
+    ///   subscriber, on the loop's executor, before the next event is
+    ///   reduced: a subscriber that ends the stream in `receive(_:)`
+    ///   (`prefix`, `output(in:)`, `first`) stops the loop at that state.
+    ///   Keep `receive(_:)` quick: the loop waits for it.
+    /// - A stop that drains (the loop's pool shutting down) reduces every
+    ///   accepted event whatever the demand: those states wait, as
+    ///   `bufferingPolicy` says, until the subscriber asks for them, and the
+    ///   completion follows them.
     ///
     /// > Important: Cancelling the subscription tears its loop down at once,
     /// > as Combine tears a chain down: it sends nothing more, no state
@@ -29,8 +37,10 @@ extension AnyPublisher where Failure == Never, Output: Sendable {
     ///
     /// - Parameters:
     ///   - spin: the spin to run, once per subscription.
-    ///   - options: the options of each loop started.
-    ///   - bufferingPolicy: what to keep while the subscriber's demand lags.
+    ///   - options: the options of each loop started (a loop reduces one
+    ///     event per slice, whatever `maxBatch` says).
+    ///   - bufferingPolicy: what to keep of the states a draining stop
+    ///     reduces beyond the subscriber's demand.
     /// - Returns: a publisher; nothing runs until it is subscribed to.
     public static func stream<Event: Sendable>(
         from spin: Spin<Output, Event>,

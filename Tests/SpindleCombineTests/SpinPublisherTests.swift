@@ -12,6 +12,15 @@ import SpindleTestSupport
 
 // Spin's start operators: AnyPublisher.stream(from:) and AnyPublisher.start(spin:).
 
+/// Opens once its loop has stopped.
+private final class StopSignal: SpinObserver, @unchecked Sendable {
+    // @unchecked: the OpenOnce is Sendable; nothing else is stored.
+    typealias State = Int
+    typealias Event = Int
+    let stopped = OpenOnce()
+    func loopStopped(_ report: StopReport) { stopped.open() }
+}
+
 /// Counts up to 20 by itself; `seen` records every state its feedback sees,
 /// and its gear feedback is attached while the loop runs.
 private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
@@ -26,7 +35,7 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
 }
 
 @Suite struct SpinPublisherTests {
-    @Test func streamFromASpinStartsTheLoopOnSubscriptionAndSendsEveryState() async {
+    @Test func streamFromASpinStartsTheLoopOnSubscriptionAndSendsEveryReducedState() async {
         let seen = Recorder<Int>()
         let received = Recorder<Int>()
         let gear = Gear<Int>()
@@ -38,13 +47,15 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         #expect(gear.attachedCount == 0)
 
         let cancellable = publisher.sink { received.append($0) }
-        #expect(await eventually { received.count == 21 })
+        #expect(await eventually { received.count == 20 })
         #expect(gear.attachedCount == 1)
         // A later state is a marker: states are sent in order, so once it
         // is in, nothing more can come before it.
         gear.propagate(100)
         #expect(await eventually { received.values.last == 120 })
-        #expect(received.values == Array(0...20) + [120])
+        // Reduced states only, as Spin's stream: the feedbacks see the
+        // initial state, the subscriber does not.
+        #expect(received.values == Array(1...20) + [120])
         #expect(seen.values == Array(0...20) + [120])
         cancellable.cancel()
     }
@@ -61,23 +72,68 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         // no later state to send.
         gear.propagate(1)
         #expect(received.values.last == 20)
-        #expect(received.values == Array(0...20))
+        #expect(received.values == Array(1...20))
     }
 
-    /// A subscriber whose demand lags while the loop runs 10,000 states
-    /// holds at most the policy's number of them, and still gets the latest.
-    @Test(arguments: [SpinStates<Int>.BufferingPolicy.standard, .bufferingNewest(8)])
-    func aSubscriberWhoseDemandLagsHoldsABoundedBufferAndGetsTheLatest(policy: SpinStates<Int>.BufferingPolicy) async {
-        let total = 10_000
+    /// Spin's back-pressure: the loop reduces an event only while the
+    /// subscriber has demand, and hands each state to the subscriber before
+    /// it reduces the next. Checked in the reducer, at every reduction,
+    /// against the demand requested so far (counted before each request),
+    /// and in the subscriber against the reductions made so far: a loop
+    /// that ran ahead is caught whenever it does.
+    @Test func theLoopRunsNoFurtherAheadThanTheSubscribersDemand() async {
+        let requested = Locked(0)
         let reduced = Counter()
+        let aheadOfDemand = Recorder<Int>()
+        let aheadOfSubscriber = Recorder<Int>()
         let spin = Spin<Int, Int>(initialState: 0) {
-            Feedback(effect: { (state: Int) -> Int? in state < total ? 1 : nil })
+            Feedback(effect: { (state: Int) -> Int? in state < 50 ? 1 : nil })
             Reducer { state, event in
-                reduced.add()
+                let count = reduced.add()
+                if count > requested.withLock({ $0 }) { aheadOfDemand.append(count) }
                 return state + event
             }
         }
         let received = Recorder<Int>()
+        let subscription = Locked<(any Subscription)?>(nil)
+        let subscriber = AnySubscriber<Int, Never>(
+            receiveSubscription: { sub in
+                subscription.withLock { $0 = sub }
+                requested.withLock { $0 = 1 }
+                sub.request(.max(1))
+            },
+            receiveValue: { value in
+                // State n is the n-th reduction's: none after it yet.
+                if reduced.current != value { aheadOfSubscriber.append(value) }
+                received.append(value)
+                return .none
+            },
+            receiveCompletion: { _ in })
+        AnyPublisher.stream(from: spin).subscribe(subscriber)
+        for step in 1..<10 {
+            #expect(await eventually { received.count == step })
+            requested.withLock { $0 += 1 }
+            subscription.withLock { $0 }?.request(.max(1))
+        }
+        #expect(await eventually { received.count == 10 })
+        requested.withLock { $0 = .max }
+        subscription.withLock { $0 }?.request(.unlimited)
+        #expect(await eventually { received.count == 50 })
+        #expect(received.values == Array(1...50))
+        #expect(aheadOfDemand.values.isEmpty, "reductions beyond the demand: \(aheadOfDemand.values)")
+        #expect(aheadOfSubscriber.values.isEmpty, "states sent after a later reduction: \(aheadOfSubscriber.values)")
+        subscription.withLock { $0 }?.cancel()
+    }
+
+    /// A stop that drains (here: the loop's pool shuts down) reduces every
+    /// accepted event whatever the demand; the states beyond it wait, at
+    /// most the policy's number (the newest), and go out with the
+    /// completion once the subscriber asks.
+    @Test func aDrainingStopKeepsTheNewestStatesForTheDemandToCome() async throws {
+        let pool = try ReducerPool(threads: 1, name: "stream-drain")
+        let gear = Gear<Int>()
+        let received = Recorder<Int>()
+        let completed = OpenOnce()
         let subscription = Locked<(any Subscription)?>(nil)
         let subscriber = AnySubscriber<Int, Never>(
             receiveSubscription: { sub in
@@ -88,17 +144,22 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
                 received.append(value)
                 return .none
             },
-            receiveCompletion: { _ in })
-        AnyPublisher.stream(from: spin, bufferingPolicy: policy).subscribe(subscriber)
-        #expect(await eventually { received.count == 1 && reduced.current == total })
+            receiveCompletion: { _ in completed.open() })
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback(attachedTo: gear, fromGear: { (value: Int) -> Int? in value })
+            Reducer { state, event in state + event }
+        }
+        AnyPublisher.stream(from: spin, options: SpinOptions(executor: .pool(pool)), bufferingPolicy: .bufferingNewest(8))
+            .subscribe(subscriber)
+        #expect(await eventually { gear.attachedCount == 1 })
+        for _ in 0..<100 { gear.propagate(1) }
+        #expect(await eventually { received.count == 1 })
+        try await pool.shutdown()
+        // Shut down: the loop reduced all 100 and finished; 8 states wait.
+        #expect(received.values == [1])
         subscription.withLock { $0 }?.request(.unlimited)
-        #expect(await eventually { received.values.last == total })
-        let limit = policy == .standard ? 4096 : 8
-        // The initial state, then at most `limit` buffered (and one more the
-        // sender held while it waited for demand).
-        #expect(received.count <= limit + 2, "received \(received.count) states")
-        #expect(received.values == received.values.sorted())
-        subscription.withLock { $0 }?.cancel()
+        await completed.wait()
+        #expect(received.values == [1] + Array(93...100))
     }
 
     @Test func statesWaitForDemand() async {
@@ -123,16 +184,16 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
             receiveCompletion: { _ in })
         AnyPublisher.stream(from: counterSpin()).subscribe(subscriber)
         #expect(await eventually { received.count == 3 })
-        #expect(received.values == [0, 1, 2])
+        #expect(received.values == [1, 2, 3])
         requested.withLock { $0 += 2 }
         subscription.withLock { $0 }?.request(.max(2))
         #expect(await eventually { received.count == 5 })
-        #expect(received.values == [0, 1, 2, 3, 4])
+        #expect(received.values == [1, 2, 3, 4, 5])
         #expect(unrequested.values.isEmpty, "sent without demand: \(unrequested.values)")
         requested.withLock { $0 = .max }
         subscription.withLock { $0 }?.request(.unlimited)
-        #expect(await eventually { received.count == 21 })
-        #expect(received.values == Array(0...20))
+        #expect(await eventually { received.count == 20 })
+        #expect(received.values == Array(1...20))
         subscription.withLock { $0 }?.cancel()
     }
 
@@ -149,8 +210,8 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         #expect(await eventually { gear.attachedCount == 1 })
         b.cancel()
         #expect(await eventually { gear.attachedCount == 0 })
-        #expect(first.values == Array(0...20))
-        #expect(second.values == Array(0...20))
+        #expect(first.values == Array(1...20))
+        #expect(second.values == Array(1...20))
     }
 
     @Test func startRunsTheLoopUntilCancelled() async {
@@ -183,14 +244,6 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
 /// count of states after the cancel failed 9 times in 10 while the loop
 /// drained in the background).
 @Suite struct SpinPublisherCancelTests {
-    private final class StopSignal: SpinObserver, @unchecked Sendable {
-        // @unchecked: the OpenOnce is Sendable; nothing else is stored.
-        typealias State = Int
-        typealias Event = Int
-        let stopped = OpenOnce()
-        func loopStopped(_ report: StopReport) { stopped.open() }
-    }
-
     @Test(arguments: [false, true])
     func cancellingAStreamSubscriptionEndsTheEffectsDeliveriesAtOnce(effectOnQueue: Bool) async {
         let calls = Counter()
@@ -234,6 +287,91 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         await signal.stopped.wait()
         #expect(afterCancel.current <= 1)
         #expect(calls.current < 20_001)
+    }
+}
+/// Spin.Swift's `stream(from:)` under its own operators, from Spin's
+/// documented semantics (its stream is `scan` over the feedbacks' events,
+/// with the feedbacks fed each state before the subscriber): reduced states
+/// only, and a subscriber that ends the stream stops the loop where it ends
+/// it.
+@Suite struct SpinStreamSemanticsTests {
+    /// Counts up without end; `seen` records the states its feedback sees.
+    private func endlessCounter(seen: Recorder<Int>, signal: StopSignal) -> Spin<Int, Int> {
+        Spin<Int, Int>(initialState: 0) {
+            Feedback(effect: { (state: Int) -> Int? in
+                seen.append(state)
+                return 1
+            })
+            Reducer { state, event in state + event }
+        }.observed(by: signal)
+    }
+
+    /// What a stream ended by an operator did: the states its feedback saw,
+    /// the ones the stream delivered to the operator, and the ones that
+    /// reached the subscriber. Returns once the loop has stopped.
+    private func endedByOperator(
+        _ ending: (AnyPublisher<Int, Never>) -> AnyPublisher<Int, Never>
+    ) async -> (seen: [Int], delivered: [Int], received: [Int]) {
+        let seen = Recorder<Int>()
+        let delivered = Recorder<Int>()
+        let received = Recorder<Int>()
+        let signal = StopSignal()
+        let done = OpenOnce()
+        let stream = AnyPublisher.stream(from: endlessCounter(seen: seen, signal: signal))
+            .handleEvents(receiveOutput: { delivered.append($0) })
+            .eraseToAnyPublisher()
+        let cancellable = ending(stream)
+            .sink(receiveCompletion: { _ in done.open() }, receiveValue: { received.append($0) })
+        await done.wait()
+        await signal.stopped.wait()
+        cancellable.cancel()
+        return (seen.values, delivered.values, received.values)
+    }
+
+    /// `output(in: 0...5)` takes six states and cancels: the loop stops at
+    /// the state whose delivery made the operator cancel (the sixth, or the
+    /// seventh for an `Output` that learns of the range's end from the next
+    /// element, as OpenCombine's does). Its feedback saw the initial state
+    /// and exactly the states the stream delivered, each before the
+    /// subscriber, as in Spin: nothing ran on after the cancel.
+    @Test func outputInARangeStopsTheLoopWhereTheOperatorCancels() async {
+        let run = await endedByOperator { $0.output(in: 0...5).eraseToAnyPublisher() }
+        #expect(run.received == Array(1...6))
+        #expect([6, 7].contains(run.delivered.count), "delivered \(run.delivered)")
+        #expect(run.seen == [0] + run.delivered)
+    }
+
+    @Test func prefixStopsTheLoopWhereTheOperatorCancels() async {
+        let run = await endedByOperator { $0.prefix(3).eraseToAnyPublisher() }
+        #expect(run.received == [1, 2, 3])
+        #expect([3, 4].contains(run.delivered.count), "delivered \(run.delivered)")
+        #expect(run.seen == [0] + run.delivered)
+    }
+
+    /// `first()` gets the first reduced state, which exists only once a
+    /// feedback answered the initial state: here one on a queue of its own
+    /// (the initial state is not published, so the stream cannot end
+    /// before that feedback ran).
+    @Test func firstWaitsForTheFirstReducedState() async {
+        let seen = Recorder<Int>()
+        let signal = StopSignal()
+        let received = Recorder<Int>()
+        let done = OpenOnce()
+        let spin = Spin<Int, Int>(initialState: 0) {
+            Feedback(effect: { (state: Int) -> Int? in
+                seen.append(state)
+                return state == 0 ? 10 : nil
+            }).execute(on: DispatchQueue(label: "first-feedback"))
+            Reducer { state, event in state + event }
+        }.observed(by: signal)
+        let cancellable = AnyPublisher.stream(from: spin)
+            .first()
+            .sink(receiveCompletion: { _ in done.open() }, receiveValue: { received.append($0) })
+        await done.wait()
+        await signal.stopped.wait()
+        #expect(received.values == [10])
+        #expect(seen.values.first == 0)
+        cancellable.cancel()
     }
 }
 #endif

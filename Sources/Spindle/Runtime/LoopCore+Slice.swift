@@ -9,46 +9,69 @@ internal import Atomics
 extension LoopCore {
     func slice(budget: Int) -> SliceOutcome {
         assertOnRunner()
-        if !runner.started { deliverInitialState() }
-        let stop = stopRequest.load(ordering: .relaxed)
-        if stop == .discard {
-            // Checked every slice, so a discarding stop takes effect at once.
-            runner.discardedCount &+= throwAwayQueued(max: budget)
-        } else {
-            // Observers of the latest state only are given the batch's last
-            // state (`publish`): nothing to collect for them.
-            runner.collecting = runner.hasEveryStateQueuedWorkers || observersNeedEveryState
-            let reduced: Int
+        if let reductionGate { return gatedSlice(reductionGate) }
+        var reduced: Int?
+        if beginSlice(budget: budget) != .discard {
+            let count: Int
             if let hub {
-                reduced = reduceBatchObserved(max: budget, hub: hub)
+                count = reduceBatchObserved(max: budget, hub: hub)
             } else {
                 let fromQueue = drainQueue(max: budget, { payload in reduce(movingFrom: payload) },
                                            runs: { first, count in reduceRun(movingFrom: first, count: count) })
                 let fromRunner = reduceReentrant(max: budget)
-                reduced = fromQueue + fromRunner
-                if reduced > 0 || observersPending {
-                    publish(newStates: reduced > 0)
+                count = fromQueue + fromRunner
+                if count > 0 || observersPending {
+                    publish(newStates: count > 0)
                 }
                 if fromQueue == budget || fromRunner == budget { return .more }
             }
             // Feedbacks that take the latest state ran in `publish`; the
             // events they emitted wait in the runner's own queue, which a
             // runner going idle would not see.
-            if reduced >= budget || (runner.hasLatestInlineWorkers && !runner.reentrant.isEmpty) { return .more }
-            if !graceDone.load(ordering: .acquiring) {
-                if laneSet != nil { reclaimLanes() }
-                return .drained(reduced: reduced)
-            }
+            if count >= budget || (runner.hasLatestInlineWorkers && !runner.reentrant.isEmpty) { return .more }
+            reduced = count
         }
-        // The grace period is over: no emit is on its way into the queue.
-        guard graceDone.load(ordering: .acquiring) else { return .drained(reduced: 0) }
+        return endSlice(reduced: reduced, beforeFinish: {})
+    }
+
+    /// The start of every slice: the first one delivers the initial state;
+    /// a discarding stop throws queued events away (checked every slice,
+    /// so that it takes effect at once); otherwise the batch is told
+    /// whether to collect its states. Returns the stop request.
+    @inline(__always)
+    private func beginSlice(budget: Int) -> StopRequest {
+        if !runner.started { deliverInitialState() }
+        let stop = stopRequest.load(ordering: .relaxed)
+        if stop == .discard {
+            runner.discardedCount &+= throwAwayQueued(max: budget)
+        } else {
+            // Observers of the latest state only are given the batch's last
+            // state (`publish`): nothing to collect for them.
+            runner.collecting = runner.hasEveryStateQueuedWorkers || observersNeedEveryState
+        }
+        return stop
+    }
+
+    /// The end of a slice that has no more to do now: `reduced` events
+    /// (nil: a discarding stop's slice, which reduced none). Before the
+    /// grace period is over the loop is drained (its let-go lanes freed);
+    /// after it, no emit is on its way into the queue, and the loop
+    /// finishes once the queues are empty, `beforeFinish` first.
+    @inline(__always)
+    private func endSlice(reduced: Int?, beforeFinish: () -> Void) -> SliceOutcome {
+        let graceOver = graceDone.load(ordering: .acquiring)
+        if !graceOver {
+            if reduced != nil, laneSet != nil { reclaimLanes() }
+            return .drained(reduced: reduced ?? 0)
+        }
         if !queueIsEmpty || !runner.reentrant.isEmpty { return .more }
+        beforeFinish()
         finish()
         return .finished
     }
 
     var visibleWork: Bool {
-        !queueLooksEmpty || observersPending || graceDone.load(ordering: .relaxed)
+        (gateAdmits && !queueLooksEmpty) || observersPending || graceDone.load(ordering: .relaxed)
             || words.settlePending.load(ordering: .relaxed)
     }
 
@@ -56,8 +79,56 @@ extension LoopCore {
     // fence (a membarrier per look would cost more than the linger saves).
     var runnerWork: Bool {
         let queued = queueTag == .lockFree ? !lockFreeQueue!.isEmpty || lanesHaveWork : !queueIsEmpty
-        return queued || !runner.reentrant.isEmpty || observersPending
+        return (gateAdmits && (queued || !runner.reentrant.isEmpty)) || observersPending
             || graceDone.load(ordering: .relaxed) || stopRequest.load(ordering: .relaxed) == .discard
+    }
+
+    /// Whether the loop may reduce its queued events: it has no reduction
+    /// gate, its gate is open, or a stop was requested (a drain reduces
+    /// everything accepted). The gate's load first, then the stop's: both
+    /// after the caller's idle store and fence (PROTOCOL.md, "The reduction
+    /// gate").
+    @inline(__always)
+    var gateAdmits: Bool {
+        guard let reductionGate else { return true }
+        return reductionGate.isOpen || stopRequest.load(ordering: .relaxed) != .none
+    }
+
+    /// A slice of a gated loop (``ReductionGate``): at most one event, and
+    /// only while the gate admits it; its state goes to the feedbacks, then
+    /// to the gate's consumer, before the next event is reduced. Off the
+    /// ungated path, which pays one nil check per slice for it.
+    @inline(never)
+    private func gatedSlice(_ gate: ReductionGate<State>) -> SliceOutcome {
+        var reduced: Int?
+        let stop = beginSlice(budget: budget)
+        if stop != .discard {
+            var count = 0
+            if gate.isOpen || stop != .none {
+                if let hub {
+                    count = reduceBatchObserved(max: 1, hub: hub, oneEvent: true)
+                } else {
+                    // The runner's own events first: an inline feedback's
+                    // answer to the state just delivered, as a Combine
+                    // chain would reduce it at once.
+                    count = reduceReentrant(max: 1)
+                    if count == 0 {
+                        count = drainQueue(max: 1, { payload in reduce(movingFrom: payload) },
+                                           runs: { first, count in reduceRun(movingFrom: first, count: count) })
+                    }
+                    if count > 0 || observersPending { publish(newStates: count > 0) }
+                }
+            } else if observersPending {
+                publish(newStates: false)
+            }
+            if count > 0 {
+                gate.deliver(state)
+                if gateAdmits, !queueIsEmpty || !runner.reentrant.isEmpty { return .more }
+            }
+            reduced = count
+        }
+        // Before the loop's own end: a `stop()` that returns has seen it.
+        return endSlice(reduced: reduced, beforeFinish: gate.finished)
     }
 
     /// The first slice: observers hear of the start, every feedback sees the
@@ -183,11 +254,18 @@ extension LoopCore {
     // and reported with its new state. Separate from the unobserved path so
     // that path pays nothing. Returns the events reduced (`max` or more when
     // work remains).
-    private func reduceBatchObserved(max: Int, hub: ObserverHub<State, Event>) -> Int {
+    private func reduceBatchObserved(max: Int, hub: ObserverHub<State, Event>, oneEvent: Bool = false) -> Int {
         let start = ContinuousClock.now
         var fromQueue: Int
         var fromRunner: Int
-        if hub.wantsEachEvent {
+        if oneEvent {
+            // A gated slice's one event, the runner's own first (see `gatedSlice`).
+            let body: (UnsafeMutableRawPointer) -> Void = hub.wantsEachEvent
+                ? { payload in self.reduceReporting(movingFrom: payload, to: hub) }
+                : { payload in self.reduce(movingFrom: payload) }
+            fromRunner = drainReentrant(max: 1, body)
+            fromQueue = fromRunner == 0 ? drainQueue(max: 1, body) : 0
+        } else if hub.wantsEachEvent {
             fromQueue = drainQueue(max: max) { payload in reduceReporting(movingFrom: payload, to: hub) }
             fromRunner = drainReentrant(max: max) { payload in reduceReporting(movingFrom: payload, to: hub) }
         } else {

@@ -68,6 +68,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// The spin's observers (see ``SpinObserver``); nil when it has none,
     /// which keeps every observer call off the engine's paths.
     let hub: ObserverHub<State, Event>?
+    /// The gate on the loop's reductions, for a consumer with demand (see
+    /// ``ReductionGate``); nil for nearly every loop. Written once, by the
+    /// start's `beforeStart`, before the loop's first scheduling (which
+    /// publishes it to the runner) and before any other thread sees the
+    /// loop; only read after that, which is why it is `nonisolated(unsafe)`.
+    nonisolated(unsafe) var reductionGate: ReductionGate<State>?
     /// atomic: events accepted, counted only when observed (`hub` non-nil),
     /// so that batch reports can give the queue depth.
     var acceptedCount: UnsafeAtomic<Int> {

@@ -44,6 +44,23 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         self.init(spin: spin, options: options, environment: environment, logsFailure: true, beforeStart: { _ in })
     }
 
+    /// Starts `spin` behind a reduction gate (see ``ReductionGate``): the
+    /// loop reduces only while `gate` is open, one event per slice, and
+    /// hands each state to it. A failure to start is kept and logged, as
+    /// for the bridges.
+    package convenience init(spin: Spin<State, Event>, options: SpinOptions, gate: ReductionGate<State>) {
+        self.init(spin: spin, options: options, environment: nil, logsFailure: true) { core in
+            core.reductionGate = gate
+        }
+    }
+
+    /// After its ``ReductionGate`` was opened: schedules the loop if it is
+    /// idle (the gate's half of the Dekker pair with the runner's idle
+    /// re-check). Any thread.
+    package func wakeForGate() {
+        core.wake()
+    }
+
     /// Starts `spin`, its per-start feedbacks made from `environment`; a
     /// failure to start is kept in `startError` (and logged, if
     /// `logsFailure`). `beforeStart` runs once the loop exists, before its
@@ -121,7 +138,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
         beforeStart(core)
         do throws(SpinExecutorError) {
             if let refusal = refusal ?? invalidity.map({ SpinExecutorError.invalidOptions(reason: $0) }) {
-                core.finishUnstarted()
+                core.finishUnstarted(refusal)
                 throw refusal
             }
             try core.start(spin: spin)

@@ -58,7 +58,7 @@ public struct SpinStates<State: Sendable>: AsyncSequence, Sendable {
         public static var standard: Self { .bufferingNewest(4096) }
 
         /// The most states that may wait.
-        var limit: Int {
+        package var limit: Int {
             switch self {
             case .unbounded: return .max
             case .bufferingNewest(let limit): return Swift.max(limit, 1)

@@ -10,12 +10,16 @@
  * One loop; NP producers emit K events each; NR pool runners share one
  * ready queue; a stop process races with the producers (or never stops);
  * its grace-period callback (liburcu call_rcu) is a process of its own; a
- * `states` subscriber sets `pendingWake` once.
+ * `states` subscriber sets `pendingWake` once. With -DGATE the loop is
+ * gated (PROTOCOL.md, "The reduction gate"): a granter opens its reduction
+ * gate GRANTS times, one unit of demand each, and a slice reduces an event
+ * only through the open gate or once a stop was requested.
  *
  * Every shared-memory access of the protocol (the gate entry, the load of
  * `closed`, the enqueue, each load of `sched`, each CAS, the SCHEDULED and
  * IDLE stores, each load of the runnable check and re-check, the
- * pendingWake exchange, the pop) is a step of its own, so SPIN explores
+ * pendingWake exchange, the pop; with GATE each load of the reduction gate,
+ * each grant, each use of demand) is a step of its own, so SPIN explores
  * every interleaving between them. The C code uses sequentially consistent
  * accesses (or full barriers) for these, so SPIN's memory model, sequential
  * consistency, is the one to check. A few steps are merged with the access
@@ -24,8 +28,10 @@
  * each says why where it is:
  * the push on the ready queue (with the CAS or store that precedes it), the
  * gate exit (with the enqueue), the final drain (one step), call_rcu (with
- * the store of `closed`). Ghost variables (counters, `runners`, expected
- * sequence numbers) change in the step of the access they describe.
+ * the store of `closed`), a gated slice's loads of the reduction gate and
+ * of `closed` (with its dequeue). Ghost variables (counters, `runners`,
+ * expected sequence numbers) change in the step of the access they
+ * describe.
  *
  * "T<n>" in the comments is the n-th row of the state table in PROTOCOL.md:
  *   T1 IDLE      emit, gate open           -> SCHEDULED if this CAS wins
@@ -67,6 +73,15 @@
  *                           enqueueing it (takeAndRunHere)
  *   BROKEN_DIRECT_ANY_QUEUE (with DIRECT) the direct path takes the loop
  *                           whatever the shared queue holds: must fail P2
+ *   GATE                    the reduction gate (stream(from:)'s demand): a
+ *                           granter process grants GRANTS units of demand
+ *                           (default NP * K, so every event can be reduced);
+ *                           a slice reduces at most one event (BUDGET 1),
+ *                           and only if the gate is open or `closed`; the
+ *                           runnable check reads the gate. Not with INLINE
+ *   BROKEN_GATE_NO_RECHECK  (with GATE) the idle re-check reuses the gate
+ *                           as loaded before the IDLE store: must fail with
+ *                           lost_wakeup
  *
  * Properties:
  *   P1 never two runners       assert(runners <= 1) on entry to RUNNING, and
@@ -84,6 +99,10 @@
  *   P7 no livelock             every run is finite: no cycle in the state
  *                              graph (gcc -DNP ... && ./pan -l), so every run
  *                              reaches the end check
+ *   P8 never ahead of demand   (GATE) assert(closed || reduced <= granted) on
+ *                              every reduce in a slice: before a stop was
+ *                              requested, no more events reduced than units
+ *                              of demand granted
  * "The end" is when nothing but parked runners can move (Check, timeout).
  */
 
@@ -111,6 +130,18 @@
                          * BROKEN_DOUBLE_PUSH then trips assert(runners <= 1)) */
 #endif
 
+#ifdef GATE
+#ifndef GRANTS
+#define GRANTS (NP * K) /* units of demand the granter grants: enough for every event */
+#endif
+#if BUDGET != 1
+#error "GATE: a gated slice reduces at most one event; leave BUDGET at 1"
+#endif
+#ifdef INLINE
+#error "GATE is modelled without the inline and direct paths"
+#endif
+#endif
+
 #define READY_CAP 4     /* ready queue; the correct protocol never holds more than 1 */
 #define LOOP 0          /* the id pushed on the ready queue (one loop) */
 
@@ -128,6 +159,9 @@ bool closed = false;
 bool graceDone = false;
 bool pendingWake = false;
 bool inSection[NP];                         /* the gate: producer i is in its RCU read-side section */
+#ifdef GATE
+byte credits = 0;                           /* the reduction gate: demand granted, not yet used; open == (credits > 0) */
+#endif
 
 /* ---- ghost variables (observation only; never read by the protocol) ---- */
 byte accepted = 0;          /* emits answered .accepted */
@@ -136,9 +170,17 @@ byte discarded = 0;         /* events discarded at a discard stop */
 byte nextSeq[NP];           /* next sequence number expected from each producer */
 byte runners = 0;           /* runners inside the RUNNING section */
 byte served = 0;            /* times the subscriber got its first state */
+#ifdef GATE
+byte granted = 0;           /* units of demand granted so far */
+#endif
 
 /* runnable, read in one indivisible step: for assertions and the LTL formula only */
+#ifdef GATE
+/* gated: queued events count only while the gate is open or a stop was requested */
+#define RUNNABLE ((len(queue) > 0 && (credits > 0 || closed)) || pendingWake || (graceDone && sched != FINISHED))
+#else
 #define RUNNABLE (len(queue) > 0 || pendingWake || (graceDone && sched != FINISHED))
+#endif
 
 /*
  * The runnable check as the protocol code does it: three separate loads,
@@ -146,11 +188,45 @@ byte served = 0;            /* times the subscriber got its first state */
  * evaluates it, while it owns the loop (RUNNING) or just after it stored
  * IDLE; if someone else finished the loop meanwhile, wake() sees FINISHED.
  */
+#ifndef GATE
 inline loadRunnable(r) {
     r = (len(queue) > 0);                   /* load: queue not empty */
     r = (r || pendingWake);                 /* load: pendingWake */
     r = (r || graceDone)                    /* load: graceDone */
 }
+#else
+/*
+ * Gated: (queue not empty and (gate open or stop requested)) or pendingWake
+ * or graceDone, five loads. The re-check after the IDLE store loads the gate
+ * again (reloadRunnable): a grant made before the store woke nobody (its
+ * wake() saw RUNNING), so the re-check must see it. BROKEN_GATE_NO_RECHECK
+ * keeps the gate as loaded at the slice end (`g`) and re-checks with that.
+ */
+inline loadRunnable(r) {
+#ifdef BROKEN_GATE_NO_RECHECK
+    d_step { g = (credits > 0); r = g };    /* load: the reduction gate open (BROKEN: kept in g) */
+#else
+    r = (credits > 0);                      /* load: the reduction gate open */
+#endif
+    loadRunnableAfterGate(r)
+}
+
+inline reloadRunnable(r) {
+#ifdef BROKEN_GATE_NO_RECHECK
+    d_step { r = g; g = false };            /* BROKEN: the gate as loaded before the IDLE store */
+#else
+    r = (credits > 0);                      /* load: the reduction gate open, again */
+#endif
+    loadRunnableAfterGate(r)
+}
+
+inline loadRunnableAfterGate(r) {
+    r = (r || closed);                      /* load: closed (a stop requested) */
+    r = (r && len(queue) > 0);              /* load: queue not empty */
+    r = (r || pendingWake);                 /* load: pendingWake */
+    r = (r || graceDone)                    /* load: graceDone */
+}
+#endif
 
 /*
  * wake() = if sched == IDLE && CAS(sched, IDLE -> SCHEDULED) { push }
@@ -231,6 +307,7 @@ inline runTaken() {
         fi
     };
 
+#ifndef GATE
     /* ... then reduce up to BUDGET events */
     budget = 0;
     do
@@ -247,6 +324,36 @@ inline runTaken() {
         fi
     :: else -> break                    /* budget used */
     od;
+#else
+    /* ... then reduce at most one event, and only if the reduction gate is
+     * open or a stop was requested: load the gate, load closed, dequeue.
+     * One step: while this runner owns the loop nobody else closes the
+     * gate or dequeues, and `closed` is only ever set, so what the loads
+     * saw still holds at the dequeue (merging loses no behaviour, only
+     * states). */
+    budget = 0;
+    if
+    :: atomic { nempty(queue) && (credits > 0 || closed) ->
+           queue ? p, s;
+           assert(s == nextSeq[p]);     /* P2: per-producer order */
+           nextSeq[p]++;
+           reduced++;
+           assert(closed || reduced <= granted);  /* P8: never ahead of the demand */
+           budget++;
+           p = 0; s = 0 };
+        /* the new state to the subscriber, under its lock: it uses one unit
+         * of demand, and closes the gate (store open = false) at zero. A
+         * step of its own: a runner still in its idle re-check may load
+         * the gate in between. */
+        d_step {
+            if
+            :: credits > 0 -> credits--
+            :: else                     /* a stop was requested: reduced without demand */
+            fi
+        }
+    :: else                             /* queue empty, or the gate closed */
+    fi;
+#endif
     /* then the runner's own queue (the code drains it with a budget of its own) */
     reduceOwn();
 
@@ -303,7 +410,11 @@ inline runTaken() {
             d_step { sched = IDLE; runners--; r = false; budget = 0 };
 #ifndef BROKEN_NO_RECHECK
             /* ... then re-check runnable; if it now holds, wake() (Dekker pair with the enqueue) */
+#ifndef GATE
             loadRunnable(r);
+#else
+            reloadRunnable(r);              /* ... and with the grant */
+#endif
             if
             :: r -> r = false; wake()
             :: else
@@ -485,6 +596,24 @@ proctype Stop() {
     fi
 }
 
+#ifdef GATE
+/*
+ * The granter: the gated loop's subscriber asking for more (Combine's
+ * request(_:)), from any thread. Each grant: under the subscription's lock,
+ * add one unit of demand and store open = true (seq_cst), then wake(), as
+ * an emit's enqueue is followed by its wake() (T1/T3/T5/T9).
+ */
+proctype Granter() {
+    byte n = 0;
+    do
+    :: n < GRANTS ->
+        d_step { credits++; granted++; n++ };   /* demand += 1, store(open = true) ... */
+        wake()                                  /* ... then wake() */
+    :: else -> break
+    od
+}
+#endif
+
 #if SUBSCRIBER
 /*
  * A `states` subscriber waiting for its first state. T2 (and T3/T5): set
@@ -532,6 +661,9 @@ proctype Runner(byte id) {
     bool r = false;                         /* runnable, as loaded */
     bool own = false;                       /* never set: a runner has no event of its own */
     byte ownP = 0, ownSeq = 0;
+#ifdef BROKEN_GATE_NO_RECHECK
+    bool g = false;                         /* the gate as loaded at the slice end */
+#endif
 end:
     do
     :: ready ? _ ->                         /* pop the loop from the ready queue (T4) */
@@ -586,6 +718,9 @@ init {
 #if SUBSCRIBER
         run Subscriber();
 #endif
+#ifdef GATE
+        run Granter();
+#endif
         run Check()
     }
 }
@@ -596,6 +731,8 @@ init {
  * fairness is needed: every run of this model is finite (P7), so a
  * violation is a stuck state that is idle and runnable, stuttered forever.
  * BROKEN_NO_RECHECK violates it (seen with pan -a -A, which ignores the
- * assertions that would otherwise stop the search first).
+ * assertions that would otherwise stop the search first). With GATE,
+ * RUNNABLE is the gated one: queued events behind a closed gate do not
+ * make the loop runnable.
  */
 ltl no_lost_wakeup { [] ((sched == IDLE && RUNNABLE) -> <> (sched != IDLE)) }
