@@ -16,9 +16,11 @@ import Spindle
 /// `start()` on, ``state`` is set on the main actor to the loop's new
 /// states in reduction order; `objectWillChange` and `$state` send there,
 /// before each change. The initial state is published once, as the value
-/// `$state` gives a new subscriber; `start()` does not publish it again
-/// (Spin.Swift's `SwiftUISpin` does). It is built on `UISpin`, rendering
-/// on the main actor.
+/// `$state` gives a new subscriber; `start()` does not publish it again.
+/// For an `Equatable` state, a state equal to the one ``state`` holds is not
+/// published (no `objectWillChange`, no `$state` value), as Spin.Swift's
+/// `SwiftUISpin` skips it. It is built on `UISpin`, rendering on the main
+/// actor.
 ///
 /// > Important: Publishing is conflated by default
 /// > (`StateDelivery.latestState`): under a busy loop ``state`` skips
@@ -44,6 +46,9 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
     @Published public private(set) var state: State
 
     private nonisolated let uiSpin: UISpin<State, Event>
+    /// The renders `state` takes (not the initial one again, none equal to
+    /// the state held).
+    private var filter = HeldStateFilter<State>()
 
     /// Creates an observable spin; call ``start()`` to run it.
     /// - Parameters:
@@ -103,15 +108,8 @@ public final class ObservableSpin<State: Sendable, Event: Sendable>: ObservableO
         uiSpin.binding(for: keyPath, event: event)
     }
 
-    /// Whether the initial state, the first render, has come: ``state``
-    /// already holds it, so it is not published a second time.
-    private var initialRendered = false
-
     private func publish(state: State) {
-        guard initialRendered else {
-            initialRendered = true
-            return
-        }
+        guard filter.admits(state, replacing: self.state) else { return }
         self.state = state
     }
 }

@@ -51,6 +51,37 @@ private func counterSpin(gear: Gear<Int> = Gear()) -> Spin<Int, Int> {
         bag.cancelAll()
     }
 
+    /// Spin's `SwiftUISpin` publishes no state equal to the one it holds
+    /// (an `Equatable` state); a state that is not `Equatable` is always
+    /// published.
+    @MainActor @Test func aStateEqualToTheOneHeldIsNotPublished() async {
+        let published = Recorder<Int>()
+        let changes = Counter()
+        let observable = ObservableSpin(spin: Spin<Int, Int>(initialState: 0) {
+            Reducer { _, event in event }
+        }, publishing: .everyState)
+        let bag = Bag()
+        bag.keep(observable.$state.dropFirst().sink { published.append($0) })
+        bag.keep(observable.objectWillChange.sink { _ in changes.add() })
+        observable.start()
+        for value in [0, 1, 1, 1, 2, 2, 0, 3] { #expect(observable.emit(value) == .accepted) }
+        #expect(await eventuallyOnMainActor { published.values.last == 3 })
+        #expect(published.values == [1, 2, 0, 3])
+        #expect(changes.current == 4)
+
+        struct Opaque: Sendable { var value: Int }
+        let opaquePublished = Recorder<Int>()
+        let opaque = ObservableSpin(spin: Spin<Opaque, Int>(initialState: Opaque(value: 0)) {
+            Reducer { _, event in Opaque(value: event) }
+        }, publishing: .everyState)
+        bag.keep(opaque.$state.dropFirst().sink { opaquePublished.append($0.value) })
+        opaque.start()
+        for value in [1, 1, 2] { #expect(opaque.emit(value) == .accepted) }
+        #expect(await eventuallyOnMainActor { opaquePublished.count == 3 })
+        #expect(opaquePublished.values == [1, 1, 2])
+        bag.cancelAll()
+    }
+
     @MainActor @Test func objectWillChangeSendsBeforeEachChange() async {
         let before = Recorder<Int>()
         let observable = ObservableSpin(spin: counterSpin(), publishing: .everyState)

@@ -15,8 +15,10 @@ import Observation
 /// Before ``start()`` nothing runs and ``state`` is the initial state. From
 /// `start()` on, ``state`` follows the loop on the main actor: it is set to
 /// each new state (the initial state, which it already holds, is not set
-/// again, so observers see no change at start). It is built on ``UISpin``,
-/// rendering on the main actor.
+/// again, so observers see no change at start). For an `Equatable` state, a
+/// state equal to the one ``state`` holds is not set either (observers see
+/// no change), as Spin.Swift's `SwiftUISpin` skips it. It is built on
+/// ``UISpin``, rendering on the main actor.
 ///
 /// > Important: Publishing is conflated by default
 /// > (``StateDelivery/latestState``): under a busy loop ``state`` skips
@@ -40,6 +42,9 @@ public final class ObservationSpin<State: Sendable, Event: Sendable> {
     public private(set) var state: State
 
     private nonisolated let uiSpin: UISpin<State, Event>
+    /// The renders `state` takes (not the initial one again, none equal to
+    /// the state held).
+    @ObservationIgnored private var filter = HeldStateFilter<State>()
 
     /// Creates an observable spin; call ``start()`` to run it.
     /// - Parameters:
@@ -93,16 +98,8 @@ public final class ObservationSpin<State: Sendable, Event: Sendable> {
         uiSpin.binding(for: keyPath, event: event)
     }
 
-    /// Whether the initial state, the first render, has come: ``state``
-    /// already holds it, so it is not set a second time (which observers
-    /// would see as a change).
-    @ObservationIgnored private var initialRendered = false
-
     private func publish(_ state: State) {
-        guard initialRendered else {
-            initialRendered = true
-            return
-        }
+        guard filter.admits(state, replacing: self.state) else { return }
         self.state = state
     }
 }

@@ -1,3 +1,5 @@
+internal import Spindle
+
 /// The node of atom type `A`.
 @usableFromInline
 typealias NodeOf<A: Atom> = AtomNode<A, A.Produced>
@@ -206,25 +208,5 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     override func restore(_ entry: AtomSnapshot.Entry, in graph: AtomGraph) -> Bool {
         guard producer.isRestorable, let restored = entry.value as? Value else { return false }
         return replaceValue(with: restored, in: graph)
-    }
-}
-
-/// `==` for `Value` when it is `Equatable`, found once per node.
-func equality<Value>(for type: Value.Type) -> (@Sendable (Value, Value) -> Bool)? {
-    guard let equatable = type as? any Equatable.Type else { return nil }
-    return makeEquality(equatable, as: type)
-}
-
-private func makeEquality<E: Equatable, Value>(_: E.Type, as _: Value.Type) -> @Sendable (Value, Value) -> Bool {
-    // Value and E are the same type (the cast above succeeded): view each
-    // value as E without a dynamic cast per comparison.
-    { lhs, rhs in
-        withUnsafePointer(to: lhs) { left in
-            withUnsafePointer(to: rhs) { right in
-                left.withMemoryRebound(to: E.self, capacity: 1) { l in
-                    right.withMemoryRebound(to: E.self, capacity: 1) { r in l.pointee == r.pointee }
-                }
-            }
-        }
     }
 }
