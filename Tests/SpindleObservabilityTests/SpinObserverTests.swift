@@ -46,6 +46,17 @@ struct SpinObserverTests {
         if executor == .dedicatedThread { #expect(observer.reducerThreadCount == 1) }
     }
 
+    @Test("a loop that cannot start: failed to start with its error, then stopped with nothing reduced")
+    func aLoopThatCannotStartIsReported() async throws {
+        let observer = ListeningObserver<Int, Int>()
+        let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state + event } }
+        var options = SpinOptions()
+        options.maxBatch = 0
+        let expected = SpinExecutorError.invalidOptions(reason: "maxBatch must be at least 1 (got 0)")
+        #expect(throws: expected) { try spin.observed(by: observer).start(options: options) }
+        #expect(observer.heard == [.failedToStart(expected), .stopped(StopReport(reduced: 0, discarded: 0))])
+    }
+
     @Test("observesEachEvent false: batches only, no per-event calls")
     func batchOnlyObserver() async throws {
         let observer = ListeningObserver<Int, Int>(eachEvent: false)

@@ -4,6 +4,7 @@ import Spindle
 /// Everything a ``SpinObserver`` hears, in the order it heard it.
 enum Heard<State: Sendable & Equatable, Event: Sendable & Equatable>: Sendable, Equatable {
     case started(State)
+    case failedToStart(SpinExecutorError)
     case reduced(Event, State, Int)
     case batch(events: Int, total: Int)
     case dropped(Event)
@@ -58,6 +59,7 @@ final class ListeningObserver<State: Sendable & Equatable, Event: Sendable & Equ
     }
 
     func loopStarted(initialState: State) { add(.started(initialState), onReducer: true) }
+    func loopFailedToStart(_ error: SpinExecutorError) { add(.failedToStart(error)) }
     func eventReduced(_ event: Event, newState: State, reduction: Int) {
         add(.reduced(event, newState, reduction), onReducer: true)
     }

@@ -6,6 +6,7 @@
 struct ObserverCalls<State: Sendable, Event: Sendable>: Sendable {
     let observesEachEvent: Bool
     let loopStarted: @Sendable (State) -> Void
+    let loopFailedToStart: @Sendable (SpinExecutorError) -> Void
     let eventAccepted: @Sendable (Event) -> Void
     let eventReduced: @Sendable (Event, State, Int) -> Void
     let batchReduced: @Sendable (ReductionBatch) -> Void
@@ -23,6 +24,7 @@ struct ObserverCalls<State: Sendable, Event: Sendable>: Sendable {
     init<Observer: SpinObserver>(_ observer: Observer) where Observer.State == State, Observer.Event == Event {
         observesEachEvent = observer.observesEachEvent
         loopStarted = { observer.loopStarted(initialState: $0) }
+        loopFailedToStart = { observer.loopFailedToStart($0) }
         eventAccepted = { observer.eventAccepted($0) }
         eventReduced = { observer.eventReduced($0, newState: $1, reduction: $2) }
         batchReduced = { observer.batchReduced($0) }
@@ -53,6 +55,7 @@ struct ObserverCalls<State: Sendable, Event: Sendable>: Sendable {
             (eventAccepted, eventReduced, effectEmitted) = (second.eventAccepted, second.eventReduced, second.effectEmitted)
         }
         loopStarted = { first.loopStarted($0); second.loopStarted($0) }
+        loopFailedToStart = { first.loopFailedToStart($0); second.loopFailedToStart($0) }
         batchReduced = { first.batchReduced($0); second.batchReduced($0) }
         eventDropped = { first.eventDropped($0); second.eventDropped($0) }
         eventRejected = { first.eventRejected($0); second.eventRejected($0) }
@@ -88,6 +91,7 @@ final class ObserverHub<State: Sendable, Event: Sendable>: Sendable {
     }
 
     func loopStarted(initialState: State) { calls.loopStarted(initialState) }
+    func loopFailedToStart(_ error: SpinExecutorError) { calls.loopFailedToStart(error) }
     func eventAccepted(_ event: Event) { calls.eventAccepted(event) }
     func eventReduced(_ event: Event, newState: State, reduction: Int) { calls.eventReduced(event, newState, reduction) }
     func batchReduced(_ batch: ReductionBatch) { calls.batchReduced(batch) }

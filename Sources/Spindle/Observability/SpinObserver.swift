@@ -46,6 +46,14 @@ public protocol SpinObserver<State, Event>: Sendable {
     /// The loop started; no event has been reduced yet. Reducer thread.
     func loopStarted(initialState: State)
 
+    /// The loop could not start (its options cannot run, its executor
+    /// refused it, its per-start feedbacks could not be made): it is stopped
+    /// from birth, and ``loopStopped(_:)`` follows with nothing reduced. On
+    /// the thread that started the loop, before its start returns or throws
+    /// (a bridge that cannot throw, such as SpindleNIO's `SpinHandler`,
+    /// reports it here too).
+    func loopFailedToStart(_ error: SpinExecutorError)
+
     /// `event` was reduced into `newState`; `reduction` counts the loop's
     /// reductions from 1. Reducer thread, in reduction order: replaying
     /// these events through the reducer from the initial state gives these
@@ -111,6 +119,7 @@ public protocol SpinObserver<State, Event>: Sendable {
 extension SpinObserver {
     public var observesEachEvent: Bool { true }
     public func loopStarted(initialState: State) {}
+    public func loopFailedToStart(_ error: SpinExecutorError) {}
     public func eventReduced(_ event: Event, newState: State, reduction: Int) {}
     public func eventAccepted(_ event: Event) {}
     public func batchReduced(_ batch: ReductionBatch) {}

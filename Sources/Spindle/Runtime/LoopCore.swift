@@ -255,7 +255,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         do {
             try executor.register(self)
         } catch {
-            finishUnstarted()
+            finishUnstarted(error)
             throw error
         }
         // Plain index loops, and nothing at all without feedbacks: in this
@@ -284,7 +284,8 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// Finishes a loop that will never run (its executor refused it, or its
     /// options are invalid): every emit answers `.stopped`, `stop` returns
     /// at once with nothing reduced. Called before any other thread sees it.
-    func finishUnstarted() {
+    func finishUnstarted(_ error: SpinExecutorError) {
+        hub?.loopFailedToStart(error)
         closed.store(true, ordering: .sequentiallyConsistent)
         _ = stopRequest.compareExchange(expected: .none, desired: .drain, ordering: .sequentiallyConsistent)
         schedulingState.store(.finished, ordering: .sequentiallyConsistent)
