@@ -35,7 +35,7 @@ public enum HTTPServerMode: String, CaseIterable, Sendable {
         switch self {
         case .plain: PlainHandler()
         case .byHand: ByHandHandler()
-        case .spindleNIO: SpinHandler(spin: connectionSpin, event: event, replies: replies)
+        case .spindleNIO: SpinHandler(spin: connectionSpin, event: event, write: writeReplies)
         case .spindlePool: PoolHandler()
         }
     }
@@ -86,23 +86,39 @@ func event(_ part: HTTPServerRequestPart) -> HTTPEvent? {
     }
 }
 
-/// The response to a state whose request just ended (every mode's bytes).
-func responseParts(version: HTTPVersion, keepAlive: Bool, buffer: ByteBuffer) -> [HTTPServerResponsePart] {
+/// The response to a state whose request just ended (every mode's bytes),
+/// part by part to `write`: head, body, end (no array per response).
+@inline(__always)
+func writeResponse(
+    version: HTTPVersion, keepAlive: Bool, buffer: ByteBuffer, _ write: (HTTPServerResponsePart) -> Void
+) {
     var headers = HTTPHeaders()
     headers.add(name: "content-length", value: String(buffer.readableBytes))
     headers.add(name: "content-type", value: "text/plain")
     if !keepAlive { headers.add(name: "connection", value: "close") }
-    return [
-        .head(HTTPResponseHead(version: version, status: .ok, headers: headers)),
-        .body(.byteBuffer(buffer)),
-        .end(nil),
-    ]
+    write(.head(HTTPResponseHead(version: version, status: .ok, headers: headers)))
+    write(.body(.byteBuffer(buffer)))
+    write(.end(nil))
 }
 
 let bodyBuffer = ByteBuffer(string: body)
 
+/// A state's replies, part by part to `write` (none unless a request just ended).
+@inline(__always)
+func writeReplies(_ state: HTTPConnection, _ write: (HTTPServerResponsePart) -> Void) {
+    if state.replyDue { writeResponse(version: state.version, keepAlive: state.keepAlive, buffer: bodyBuffer, write) }
+}
+
+/// SpindleNIO's form: the parts written straight to the channel.
+@Sendable func writeReplies(_ state: HTTPConnection, _ replies: inout SpinReplies<HTTPServerResponsePart>) {
+    writeReplies(state) { replies.write($0) }
+}
+
+/// The spindle-pool mode's form: the parts collected for the event loop.
 @Sendable func replies(_ state: HTTPConnection) -> [HTTPServerResponsePart] {
-    state.replyDue ? responseParts(version: state.version, keepAlive: state.keepAlive, buffer: bodyBuffer) : []
+    var parts: [HTTPServerResponsePart] = []
+    writeReplies(state) { parts.append($0) }
+    return parts
 }
 
 // MARK: plain
@@ -112,11 +128,9 @@ let bodyBuffer = ByteBuffer(string: body)
 struct BurstWriter {
     private var written = false
 
-    mutating func write(_ parts: [HTTPServerResponsePart], context: ChannelHandlerContext) {
-        for part in parts {
-            context.write(NIOAny(part), promise: nil)
-            written = true
-        }
+    mutating func write(_ part: HTTPServerResponsePart, context: ChannelHandlerContext) {
+        context.write(NIOAny(part), promise: nil)
+        written = true
     }
 
     mutating func readComplete(context: ChannelHandlerContext) {
@@ -144,7 +158,7 @@ final class PlainHandler: ChannelInboundHandler {
         case .body:
             break
         case .end:
-            writer.write(responseParts(version: version, keepAlive: keepAlive, buffer: bodyBuffer), context: context)
+            writeResponse(version: version, keepAlive: keepAlive, buffer: bodyBuffer) { writer.write($0, context: context) }
         }
     }
 
@@ -166,7 +180,7 @@ final class ByHandHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let event = event(unwrapInboundIn(data)) else { return }
         state = reduce(state, event)
-        writer.write(replies(state), context: context)
+        writeReplies(state) { writer.write($0, context: context) }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {

@@ -45,7 +45,8 @@ public import Spindle
 /// - **A loop that cannot start** (options that cannot run, a spin whose
 ///   per-start feedbacks need an environment): the handler fires the
 ///   `SpinExecutorError` down the pipeline (`errorCaught`) and closes
-///   the channel; it reads nothing.
+///   the channel; it reads nothing. The spin's observers hear it too
+///   (`SpinObserver.loopFailedToStart(_:)`, on the event loop).
 /// - **Stop.** When the channel goes inactive, the loop is asked to stop
 ///   (`SpinLoop.requestStop(_:)`, with drain) once the messages held for a
 ///   full queue are in it: every message already read is reduced (writes
@@ -104,27 +105,63 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     ) {
         self.event = event
         readMessage = { handler, data in handler.read(data) }
-        pendingStart = PendingStart(spin: spin, options: options, replies: replies) { side, replies in
+        pendingStart = PendingStart(spin: spin, options: options, replies: .array(replies)) { side, pending in
+            guard case .array(let replies) = pending.replies else { preconditionFailure("SpindleNIO: replies") }
             let bound = InlineFeedbackBound(side)
-            return { state in bound.side.reduced(replies(state)) }
+            return { state in bound.side.reduced(writing: { out in for message in replies(state) { out.write(message) } }) }
+        }
+    }
+
+    /// Creates a handler for one channel whose replies are written one
+    /// message at a time, with no array per state: `write` gets each new
+    /// state and a ``SpinReplies`` to write its messages to (in order) and
+    /// to allocate their buffers from (the channel's allocator).
+    /// - Parameters:
+    ///   - spin: the connection's spin; started once per handler, on the
+    ///     channel's event loop.
+    ///   - options: the loop's options, but for the executor (always the
+    ///     channel's event loop).
+    ///   - event: the loop's event for a decoded message; nil ignores it.
+    ///   - write: writes the messages for a new state, in order (none:
+    ///     nothing). Called on the event loop, once per state.
+    @inlinable
+    public init(
+        spin: Spin<State, Event>,
+        options: SpinOptions = SpinOptions(),
+        event: @escaping (InboundIn) -> Event?,
+        write: @escaping @Sendable (State, inout SpinReplies<OutboundOut>) -> Void
+    ) {
+        self.event = event
+        readMessage = { handler, data in handler.read(data) }
+        pendingStart = PendingStart(spin: spin, options: options, replies: .writer(write)) { side, pending in
+            guard case .writer(let write) = pending.replies else { preconditionFailure("SpindleNIO: replies") }
+            let bound = InlineFeedbackBound(side)
+            return { state in bound.side.reduced(writing: { write(state, &$0) }) }
         }
     }
 
     /// The start's inputs (see `pendingStart`).
     @usableFromInline
     final class PendingStart {
+        /// How the handler's user makes a state's replies.
+        @usableFromInline
+        enum Replies {
+            case array(@Sendable (State) -> [OutboundOut])
+            case writer(@Sendable (State, inout SpinReplies<OutboundOut>) -> Void)
+        }
+
         @usableFromInline let spin: Spin<State, Event>
         @usableFromInline let options: SpinOptions
-        @usableFromInline let replies: @Sendable (State) -> [OutboundOut]
-        /// The writer feedback's effect for a channel's side, specialized.
-        @usableFromInline let makeWriter: (ChannelSide<State, Event, OutboundOut>, @escaping @Sendable (State) -> [OutboundOut])
-            -> @Sendable (State) -> Void
+        @usableFromInline let replies: Replies
+        /// The writer feedback's effect for a channel's side, specialized
+        /// (made by the init in its caller's module; it captures nothing:
+        /// it finds the replies in this object).
+        @usableFromInline let makeWriter: (ChannelSide<State, Event, OutboundOut>, PendingStart) -> @Sendable (State) -> Void
 
         @inlinable
         init(
-            spin: Spin<State, Event>, options: SpinOptions, replies: @escaping @Sendable (State) -> [OutboundOut],
-            makeWriter: @escaping (ChannelSide<State, Event, OutboundOut>, @escaping @Sendable (State) -> [OutboundOut])
-                -> @Sendable (State) -> Void
+            spin: Spin<State, Event>, options: SpinOptions, replies: Replies,
+            makeWriter: @escaping (ChannelSide<State, Event, OutboundOut>, PendingStart) -> @Sendable (State) -> Void
         ) {
             self.spin = spin
             self.options = options
@@ -163,10 +200,13 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         guard let side, let loop = startedLoop, let event = event(unwrapInboundIn(data)) else { return }
         // The emit runs the loop here when it is idle (the inline fast
         // path): its replies are written now, and flushed once the read
-        // is complete.
+        // is complete. A read NIO makes from inside one of those writes
+        // (the pipelining assist) comes back here while the outer read is
+        // still writing: it leaves `reading` as it found it.
+        let outerReading = side.reading
         side.reading = true
         side.deliver(event, to: loop)
-        side.reading = false
+        side.reading = outerReading
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
@@ -207,7 +247,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         let loop: SpinLoop<State, Event>
         do {
             loop = try pending.spin.start(options: options, adding: [
-                Feedback(effect: pending.makeWriter(side, pending.replies))
+                Feedback(effect: pending.makeWriter(side, pending))
             ])
         } catch {
             // Options that cannot run, a spin that needs an environment:
@@ -311,10 +351,18 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     /// requests); outside one (a slice a wake-up from elsewhere ran), at
     /// once. Held messages get another try once the slice has returned
     /// (emitted from inside it, they would be reduced before the events
-    /// still queued ahead of them).
+    /// still queued ahead of them). `body` writes the replies (both forms of
+    /// `SpinHandler.init`); it is not called for the initial state, nor
+    /// once the handler was removed.
     @inlinable
-    func reduced(_ messages: @autoclosure () -> [OutboundOut]) {
-        write(messages())
+    func reduced(writing body: (inout SpinReplies<OutboundOut>) -> Void) {
+        if sawInitialState, let context {
+            var replies = SpinReplies<OutboundOut>(context: context)
+            body(&replies)
+            if replies.wroteAny { written = true }
+        } else {
+            sawInitialState = true
+        }
         if !reading { flushIfWritten() }
         if !held.isEmpty { queueRetry() }
     }
@@ -374,19 +422,6 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
         guard readPending, mayRead, let context else { return }
         readPending = false
         context.read()
-    }
-
-    @inlinable
-    func write(_ messages: @autoclosure () -> [OutboundOut]) {
-        guard sawInitialState else {
-            sawInitialState = true
-            return
-        }
-        guard let context else { return }
-        for message in messages() {
-            context.write(NIOAny(message), promise: nil)
-            written = true
-        }
     }
 
     @inlinable
@@ -463,5 +498,31 @@ enum EventLoopExecutors {
         }
         perThread.currentValue = Cached(eventLoop: identity, executor: made.enqueuingObject)
         return made
+    }
+}
+
+/// Where a ``SpinHandler`` built with `write:` writes a state's replies: one
+/// message at a time, in order, to the channel (flushed as the handler
+/// says: once per read, or at once outside one), with the channel's
+/// allocator for their buffers. Valid only inside the `write` call that
+/// gets it, on the event loop.
+public struct SpinReplies<OutboundOut> {
+    @usableFromInline let context: ChannelHandlerContext
+    @usableFromInline var wroteAny = false
+
+    @inlinable
+    init(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    /// The channel's allocator, for the buffers of the messages.
+    @inlinable
+    public var allocator: ByteBufferAllocator { context.channel.allocator }
+
+    /// Writes `message` to the channel, after the ones written before it.
+    @inlinable
+    public mutating func write(_ message: OutboundOut) {
+        context.write(NIOAny(message), promise: nil)
+        wroteAny = true
     }
 }

@@ -23,6 +23,34 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
     }
 }
 
+/// Makes a read from inside each of its first writes (one message of
+/// `reads` per write), as NIO's pipelining assist does, and counts flushes.
+final class ReadingWriter: ChannelDuplexHandler, Sendable {
+    typealias InboundIn = Int
+    typealias InboundOut = Int
+    typealias OutboundIn = Int
+    typealias OutboundOut = Int
+    let reads: [Int]
+    let readsMade = Recorder<Int>()
+    let flushes = Recorder<Void>()
+
+    init(reads: [Int]) { self.reads = reads }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(data, promise: promise)
+        let made = readsMade.count
+        if made < reads.count {
+            readsMade.append(reads[made])
+            context.fireChannelRead(wrapInboundOut(reads[made]))
+        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        flushes.append(())
+        context.flush()
+    }
+}
+
 @Suite struct SpinHandlerEmbeddedTests {
     /// A channel with `ReadCounter` then a `SpinHandler` running `sumSpin`,
     /// activated (so the handler's loop has started).
@@ -106,12 +134,101 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         _ = try await closeAndStop(channel, bound)
     }
 
+    /// The `write:` form: each state's messages written one at a time (no
+    /// array), their buffers from the channel's allocator, in state order,
+    /// flushed once per read; none for the initial state.
+    @Test func theWriterFormWritesEachStatesMessagesInOrderWithTheChannelsAllocator() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let flushes = ReadingWriter(reads: [])
+        let handler = try await channel.testingEventLoop.executeInContext {
+            let handler = SpinHandler(
+                spin: sumSpin, event: { (number: Int) in number },
+                write: { (state: SumState, replies: inout SpinReplies<ByteBuffer>) in
+                    guard let reply = state.reply else { return }
+                    for part in [reply, -reply] {
+                        var buffer = replies.allocator.buffer(capacity: 8)
+                        buffer.writeInteger(part)
+                        replies.write(buffer)
+                    }
+                })
+            try channel.pipeline.syncOperations.addHandlers([flushes, handler])
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        #expect(try await channel.readOutbound(as: ByteBuffer.self) == nil)  // the initial state: nothing
+        for number in 1...3 { try await channel.writeInbound(number) }
+        var parts: [Int] = []
+        while var buffer = try await channel.readOutbound(as: ByteBuffer.self) {
+            let part = buffer.readInteger(as: Int.self)
+            parts.append(try #require(part))
+        }
+        #expect(parts == [1, -1, 3, -3, 6, -6])
+        #expect(flushes.flushes.count == 3)
+        _ = try await closeAndStop(channel, handler)
+    }
+
+    /// `event:` may keep state across calls: it runs once per message, on
+    /// the event loop, in read order, for one handler (one channel). Here a
+    /// request arrives in parts (numbers, then a 0), as NIO decodes an HTTP
+    /// request into a head, body parts and an end, and makes one event.
+    @Test func eventKeepsPerConnectionDecodeStateAcrossCalls() async throws {
+        final class Parts { var sum = 0 }
+        let channel = NIOAsyncTestingChannel()
+        let handler = try await channel.testingEventLoop.executeInContext {
+            let parts = Parts()  // this connection's, touched on its event loop only
+            let handler = SpinHandler(
+                spin: sumSpin, event: { (part: Int) -> Int? in
+                    guard part == 0 else {
+                        parts.sum += part
+                        return nil
+                    }
+                    defer { parts.sum = 0 }
+                    return parts.sum
+                },
+                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
+            try channel.pipeline.syncOperations.addHandler(handler)
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        for part in [1, 2, 0, 3, 4, 5, 0, 7, 0] { try await channel.writeInbound(part) }
+        #expect(try await replies(3, from: channel) == [3, 15, 22])
+        _ = try await closeAndStop(channel, handler)
+    }
+
+    /// A read that NIO makes from inside a write (the pipelining assist: a
+    /// write that drains the socket lets the channel read again before the
+    /// write returns) reaches the handler while its loop runs the slice that
+    /// wrote: the message is queued and reduced in that run, after the
+    /// state that wrote; replies stay in state order and are flushed once,
+    /// when the outer read completes.
+    @Test func aReadFromInsideAWriteIsReducedAfterTheStateThatWrote() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let echo = ReadingWriter(reads: [10, 100])
+        let handler = try await channel.testingEventLoop.executeInContext {
+            let handler = SpinHandler(
+                spin: sumSpin, event: { (number: Int) in number },
+                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
+            try channel.pipeline.syncOperations.addHandlers([echo, handler])
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        try await channel.writeInbound(1)
+        #expect(try await replies(3, from: channel) == [1, 11, 111])
+        #expect(echo.readsMade.count == 2)
+        #expect(echo.flushes.count == 1, "flushes: \(echo.flushes.count)")
+        let (report, _) = try await closeAndStop(channel, handler)
+        #expect(report.reduced == 3)
+    }
+
     /// Closes the channel and runs its event loop until the handler has
     /// stopped its loop (the handler asks for the stop itself); returns the
     /// stop's report. Every test ends with it: a channel never closed keeps
     /// its handler's loop, as any NIO channel keeps its handlers.
-    func closeAndStop(
-        _ channel: NIOAsyncTestingChannel, _ bound: NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>
+    func closeAndStop<OutboundOut>(
+        _ channel: NIOAsyncTestingChannel, _ bound: NIOLoopBound<SpinHandler<SumState, Int, Int, OutboundOut>>
     ) async throws -> (StopReport, SpinLoop<SumState, Int>) {
         let loop = try #require(try await channel.testingEventLoop.executeInContext { bound.value.loop })
         try await channel.close().get()
@@ -128,13 +245,35 @@ final class ReadCounter: ChannelOutboundHandler, Sendable {
         return (await loop.stop(), loop)
     }
 
+    /// Hears a loop's failure to start (the hook beside `errorCaught`).
+    final class StartFailures: SpinObserver, Sendable {
+        typealias State = SumState
+        typealias Event = Int
+        let errors = Recorder<SpinExecutorError>()
+        func loopFailedToStart(_ error: SpinExecutorError) { errors.append(error) }
+    }
+
     @Test func aLoopThatCannotStartSendsItsErrorDownThePipelineAndClosesTheChannel() async throws {
-        var options = SpinOptions()
-        options.maxBatch = 0
-        let (channel, _, bound) = try await makeChannel(options: options)
-        await #expect(throws: SpinExecutorError.invalidOptions(reason: "maxBatch must be at least 1 (got 0)")) {
+        var invalid = SpinOptions()
+        invalid.maxBatch = 0
+        let options = invalid
+        let failures = StartFailures()
+        let channel = NIOAsyncTestingChannel()
+        let bound = try await channel.testingEventLoop.executeInContext {
+            let handler = SpinHandler(
+                spin: sumSpin.observed(by: failures), options: options, event: { (number: Int) in number },
+                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
+            try channel.pipeline.syncOperations.addHandler(handler)
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        let expected = SpinExecutorError.invalidOptions(reason: "maxBatch must be at least 1 (got 0)")
+        await #expect(throws: expected) {
             try await channel.throwIfErrorCaught()
         }
+        // The spin's observers hear it too, where the handler starts the loop.
+        #expect(failures.errors.values == [expected])
         #expect(!channel.isActive)
         #expect(try await channel.testingEventLoop.executeInContext { bound.value.loop == nil })
     }
