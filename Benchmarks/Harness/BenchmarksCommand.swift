@@ -33,7 +33,7 @@ struct BenchmarksCommand: AsyncParsableCommand {
     var scenarioNames: [String] = []
 
     @Option(name: .customLong("engine"), help: ArgumentHelp(
-        "Run only this engine: lockfree, ring or baseline (repeatable). Default: all.", valueName: "name"))
+        "Run only this engine, e.g. lockfree, bounded, baseline, pool or dispatch (repeatable; an unknown name lists them all). Default: all.", valueName: "name"))
     var engineNames: [String] = []
 
     @Option(help: ArgumentHelp("Size N of every scenario (default: each scenario's own N).", valueName: "N"))

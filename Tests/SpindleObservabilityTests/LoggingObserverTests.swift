@@ -61,6 +61,18 @@ struct LoggingObserverTests {
         #expect(logged.last?.message == "loop stopped: 2 reduced, 0 discarded")
     }
 
+    @Test("a loop that cannot start is logged at error, with the executor's reason")
+    func logsAFailedStart() throws {
+        let (logger, entries) = logger(level: .info)
+        let spin = Spin<Int, Int>(initialState: 0) { Reducer { state, event in state + event } }
+        var options = SpinOptions()
+        options.maxBatch = 0
+        let expected = SpinExecutorError.invalidOptions(reason: "maxBatch must be at least 1 (got 0)")
+        #expect(throws: expected) { try spin.observed(by: LoggingObserver(logger: logger)).start(options: options) }
+        let errors = entries.withLock { $0 }.filter { $0.level == .error }
+        #expect(errors.map(\.message) == ["loop failed to start: \(expected)"])
+    }
+
     @Test("a logger above the level gets nothing, and the loop skips per-event calls")
     func quietWhenAboveLevel() async throws {
         let (logger, entries) = logger(level: .info)

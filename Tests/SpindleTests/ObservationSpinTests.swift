@@ -30,6 +30,22 @@ import SpindleTestSupport
         #expect(changed.current == 1)  // onChange fires once per tracking
     }
 
+    /// ObservationSpin's skip, tested on the filter it (and ObservableSpin)
+    /// sets `state` through: a behaviour test would need every `willSet`,
+    /// and Observation reports only the first per registration.
+    @Test func theFilterSkipsTheInitialRenderAndAStateEqualToTheHeldOne() {
+        var equatable = HeldStateFilter<Int>()
+        let intAnswers = [(0, 0), (0, 0), (1, 0), (1, 1)].map { equatable.admits($0.0, replacing: $0.1) }
+        // The initial render, then an equal state: both skipped.
+        #expect(intAnswers == [false, false, true, false])
+
+        struct Opaque: Sendable { let value: Int }  // not Equatable
+        var opaque = HeldStateFilter<Opaque>()
+        let opaqueAnswers = [0, 0].map { opaque.admits(Opaque(value: $0), replacing: Opaque(value: 0)) }
+        // The initial render skipped; then no == to skip by.
+        #expect(opaqueAnswers == [false, true])
+    }
+
     @MainActor @Test func everyStateModeEndsOnTheFinalStateToo() async {
         let model = ObservationSpin(spin: counterSpin(limit: 200), publishing: .everyState)
         model.start()

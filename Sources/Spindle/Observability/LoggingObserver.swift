@@ -7,8 +7,8 @@ import Logging
 /// effect runs (started, cancelled, finished) are logged at the same level,
 /// with the metadata `feedback` and `run`. Events the loop refuses or throws
 /// away (dropped by a full queue, emitted after stop, discarded at stop or
-/// by a cancelled run) are logged at `.warning`, and effects that throw at
-/// `.error`. Events and states are printed with `String(describing:)`.
+/// by a cancelled run) are logged at `.warning`; effects that throw, and a
+/// loop that cannot start (with its ``SpinExecutorError``), at `.error`. Events and states are printed with `String(describing:)`.
 ///
 /// @Snippet(path: "Spindle/Snippets/Spindle/ObservingALoop", slice: "logging")
 ///
@@ -38,6 +38,10 @@ public struct LoggingObserver<State: Sendable, Event: Sendable>: SpinObserver {
 
     public func loopStarted(initialState: State) {
         logger.log(level: level, "loop started: \(String(describing: initialState))")
+    }
+
+    public func loopFailedToStart(_ error: SpinExecutorError) {
+        logger.error("loop failed to start: \(error)")
     }
 
     public func eventReduced(_ event: Event, newState: State, reduction: Int) {
