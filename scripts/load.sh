@@ -189,17 +189,26 @@ cleanup_servers
 for mode in "${modes[@]}"; do wait "${pid_of[$mode]}" 2>/dev/null || true; done
 server_pids=""
 
-# Idle connections, one server at a time (its memory is measured alone):
-# memory per connection and CPU while idle, then 100 busy connections
-# beside them, in rounds.
+# Idle connections: every mode's server again, each with its own holder of
+# `idle` idle connections. Memory per connection and CPU while idle are
+# measured for one server at a time (a process's resident set and CPU time
+# are its own, whatever the others hold); then 100 busy connections beside
+# the idle ones, in rounds with the modes' order rotated, as above: a slow
+# phase of the machine falls on every mode alike (measured one mode after
+# the other, a phase change between them passed for a difference of the
+# modes).
+declare -A holder_of
 for mode in "${modes[@]}"; do
     echo "== $mode, $idle idle connections" >&2
     start_server "$mode"
+    pid_of[$mode]=$server_pid
+    port_of[$mode]=$port
     threads_idle=$(thread_count "$server_pid")
     wrk -t2 -c100 -d1s "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
     sleep 1
     rss_before=$(rss_kib "$server_pid")
     hold_idle "$idle"
+    holder_of[$mode]=$holder_pid
     sleep 2
     rss_idle=$(rss_kib "$server_pid")
     ticks_before=$(cpu_ticks "$server_pid")
@@ -208,15 +217,27 @@ for mode in "${modes[@]}"; do
     cpu_ms=$(( (ticks_after - ticks_before) * 1000 / ticks_per_second / 5 ))
     rss_of[$mode]=$(python3 -c "print(f'{($rss_idle - $rss_before) / $idle:.2f} KiB')")
     cpu_of[$mode]="$cpu_ms ms/s idle ($threads_idle threads before load)"
-    for round in $(seq 1 "$repeats"); do
-        record "$mode" idle "$(run_wrk 100)"
-    done
-    threads_of[$mode,idle]=$(thread_count "$server_pid")
-    kill "$holder_pid" 2>/dev/null || true
-    wait "$holder_pid" 2>/dev/null || true
-    holder_pid=""
-    stop_server
 done
+server_pids="${pid_of[*]}"
+holder_pids="${holder_of[*]}"
+server_pid=""
+holder_pid=""
+trap 'for pid in $holder_pids; do kill "$pid" 2>/dev/null || true; done; cleanup_servers; cleanup' EXIT
+for round in $(seq 1 "$repeats"); do
+    for i in $(seq 0 $((count - 1))); do
+        mode=${modes[$(( (i + round - 1) % count ))]}
+        port=${port_of[$mode]}
+        echo "== round $round/$repeats, $idle idle + 100 connections: $mode" >&2
+        record "$mode" idle "$(run_wrk 100)"
+        threads_of[$mode,idle]=$(thread_count "${pid_of[$mode]}")
+    done
+done
+for pid in $holder_pids; do kill "$pid" 2>/dev/null || true; done
+for pid in $holder_pids; do wait "$pid" 2>/dev/null || true; done
+holder_pids=""
+cleanup_servers
+for mode in "${modes[@]}"; do wait "${pid_of[$mode]}" 2>/dev/null || true; done
+server_pids=""
 
 # The table, the spreads and the ratios (of medians), in Python.
 {

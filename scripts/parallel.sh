@@ -10,17 +10,25 @@
 # test at a time, in scripts/stress.sh); what this stage checks is the
 # suites beside each other under load.
 #
+# Under Thread Sanitizer on a busy machine, the Swift runtime's own locks
+# (priority-inheritance futexes) can leave threads asleep for minutes with
+# no owner inside the lock; scripts/runtime-stall-watch.py, beside each
+# run, records such a stall (threads, futex word, owner, every stack) and
+# ends it with a debugger attach, and the run's line counts them. It
+# touches nothing of Spindle's: no wait of Spindle's is on such a futex.
+#
 # Usage: scripts/parallel.sh [runs] [--quiet]   (default 1 run of each,
 # beside two CPU hogs; --quiet: without them. Any failure, hang or TSan
 # report fails the script, and the count is printed.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-if ! command -v stress-ng >/dev/null 2>&1; then
+# stress-ng for the hogs, gdb for the stall watcher's stacks.
+if ! command -v stress-ng >/dev/null 2>&1 || ! command -v gdb >/dev/null 2>&1; then
     SUDO=""
     if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
     $SUDO apt-get update -qq
-    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng >/dev/null
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq stress-ng gdb >/dev/null
 fi
 
 runs=1
@@ -61,15 +69,25 @@ for run in $(seq 1 "$runs"); do
         started=$(date +%s)
         set +e
         if [[ $mode == plain ]]; then
-            timeout --kill-after=30 "$limit" swift test --skip-build >"$log" 2>&1
+            timeout --kill-after=30 "$limit" swift test --skip-build >"$log" 2>&1 &
         else
-            timeout --kill-after=30 "$limit" swift test --skip-build --sanitize=thread --scratch-path .build/tsan >"$log" 2>&1
+            timeout --kill-after=30 "$limit" swift test --skip-build --sanitize=thread --scratch-path .build/tsan >"$log" 2>&1 &
         fi
+        test_pid=$!
+        # The Swift runtime's lock stall (see the watcher): recorded, and
+        # ended, so that it does not pass for a hang of the tests it stops.
+        scripts/runtime-stall-watch.py "$test_pid" "$log" &
+        watcher=$!
+        wait "$test_pid"
         status=$?
+        kill "$watcher" 2>/dev/null
+        wait "$watcher" 2>/dev/null
         set -e
         reports=$(grep -c "WARNING: ThreadSanitizer" "$log" || true)
         summary=$(grep -E "^. Test run with" "$log" | tail -1 || true)
-        echo "run $run, $mode: exit $status, $reports TSan reports, $(( $(date +%s) - started )) s: $summary"
+        stalls=$(grep -c "^stall" "$log.stalls" 2>/dev/null || true)
+        echo "run $run, $mode: exit $status, $reports TSan reports, ${stalls:-0} runtime lock stalls, $(( $(date +%s) - started )) s: $summary"
+        if [[ ${stalls:-0} -gt 0 ]]; then cat "$log.stalls"; fi
         if [[ $status -ne 0 || $reports -ne 0 ]]; then
             failures=$((failures + 1))
             grep -E "✘|WARNING: ThreadSanitizer" "$log" | head -20 >&2 || true
