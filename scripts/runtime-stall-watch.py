@@ -13,10 +13,12 @@ and nothing of Spindle's, nor glibc's default mutexes, nor dispatch's,
 uses one). The futex word names an owner thread that is no longer inside
 the lock (seen idle in dispatch's worker wait), and every thread that
 touches the same type's metadata joins the queue, so unrelated tests hang
-until their hang guards fire (ten minutes). Attaching a debugger ends it:
-the waits are restarted and the lock is taken. Seen on kernel 6.18 with
-Swift 6.3.1; not a wait of Spindle's, which sleeps on plain futexes (the
-parker), condition variables or dispatch semaphores.
+until their hang guards fire (ten minutes). In the run that was watched,
+attaching a debugger ended it: the waits were restarted and the queue
+moved. Seen on kernel 6.18 with Swift 6.3.1, in two whole-package runs
+under Thread Sanitizer beside two CPU hogs (scripts/parallel.sh); not a
+wait of Spindle's, which sleeps on plain futexes (the parker), condition
+variables or dispatch semaphores.
 
 Every 10 s this looks at each thread of ROOT_PID and its descendants. A
 thread found in FUTEX_LOCK_PI on the same word for SPINDLE_STALL_SECONDS
