@@ -25,10 +25,14 @@ thread found in FUTEX_LOCK_PI on the same word for SPINDLE_STALL_SECONDS
 (default 120; a runtime lock is held for microseconds) is a stall: the
 script writes which threads, the futex word and its owner's state to
 REPORT_PREFIX.stalls, and every thread's stack (gdb) to
-REPORT_PREFIX.stall-N.txt. The attach restarts the waits. A lost wake-up
-of Spindle's own is not touched by it in any way that matters: its waits
-are not on PI futexes, and a restarted plain futex wait re-checks its
-word and sleeps again unless the word changed, as it would have.
+REPORT_PREFIX.stall-N.txt. The attach restarts the waits. It acts only
+after such a stall, never on a wait of Spindle's alone. While it is
+attached, every thread's wait restarts: a plain futex wait re-checks its
+word and sleeps again unless the word changed, so a lost wake-up of
+Spindle's (a word left unchanged) stays a hang; one whose word changed
+with no wake sent would return. That bug is what the models check, and
+the stress suite and the unit tests run without this watcher
+(scripts/test.sh, scripts/stress.sh).
 """
 import os
 import subprocess
