@@ -48,6 +48,9 @@ export SPINDLE_STRESS_ROUNDS=${SPINDLE_STRESS_ROUNDS:-5}
 # Tests that may crash run without the backtracer (it can hang for minutes
 # in a process with thousands of threads).
 export SWIFT_BACKTRACE=enable=no
+# A test that runs out its hang guard says whether the main queue and the
+# main actor still ran work, and leaves every thread's stack here.
+export SPINDLE_HANG_STACKS="$logs"
 
 echo "== build (debug, and Thread Sanitizer in .build/tsan)"
 swift build --build-tests
@@ -91,6 +94,13 @@ for run in $(seq 1 "$runs"); do
         if [[ $status -ne 0 || $reports -ne 0 ]]; then
             failures=$((failures + 1))
             grep -E "✘|WARNING: ThreadSanitizer" "$log" | head -20 >&2 || true
+            grep -E "^SPINDLE-HANG" "$log" >&2 || true
+            for stacks in "$logs"/hang-*.txt; do
+                [[ -f $stacks ]] || continue
+                echo "== $stacks: threads by name, and the frames of any on the main queue" >&2
+                grep "^Thread " "$stacks" | sed 's/.*LWP [0-9]*) //' | sort | uniq -c | sort -rn >&2
+                grep -B3 -A3 "main_queue\|main-thread\|_dispatch_main" "$stacks" | head -40 >&2 || true
+            done
             echo "log: $log" >&2
         fi
     done

@@ -23,7 +23,7 @@ package func eventually(within seconds: Double = hangGuardSeconds, _ condition: 
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(1))
     }
-    return condition()
+    return heldOrReported(condition(), after: seconds)
 }
 
 /// Polls `value` every millisecond until it gives a value or `seconds` pass.
@@ -34,7 +34,16 @@ package func eventuallyValue<T>(within seconds: Double = hangGuardSeconds, _ val
         if let found = value() { return found }
         try? await Task.sleep(for: .milliseconds(1))
     }
-    return value()
+    let found = value()
+    _ = heldOrReported(found != nil, after: seconds)
+    return found
+}
+
+/// `held`; a wait that ran out the hang guard (not a shorter bound a
+/// caller chose) is reported as a hang first.
+private func heldOrReported(_ held: Bool, after seconds: Double) -> Bool {
+    if !held, seconds >= hangGuardSeconds { reportHang("a wait did not end after \(Int(seconds)) s") }
+    return held
 }
 
 /// `eventually` on the main actor, for conditions that read main-actor
@@ -48,7 +57,7 @@ package func eventuallyOnMainActor(within seconds: Double = hangGuardSeconds, _ 
         if condition() { return true }
         try? await Task.sleep(for: .milliseconds(1))
     }
-    return condition()
+    return heldOrReported(condition(), after: seconds)
 }
 
 /// Runs `body` on `count` OS threads (Foundation `Thread`, never the
@@ -79,6 +88,46 @@ package func onThreads(_ count: Int, within seconds: Double = 600, _ body: @esca
             thread.stackSize = 1 << 20
             thread.start()
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { finished(false) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            guard remaining.current > 0 else { return }
+            finished(false)
+            reportHang("\(remaining.current) of \(count) threads still running after \(Int(seconds)) s")
+        }
     }
+}
+
+/// Tells stderr what a hang left behind: whether the main queue and the
+/// main actor still run work (a loop on the main actor needs both), and,
+/// with `SPINDLE_HANG_STACKS` naming a directory and gdb installed, every
+/// thread's stack in a file there (scripts/parallel.sh sets it). Runs on a
+/// thread of its own; the process is not stopped, beyond gdb's attach.
+package func reportHang(_ what: String) {
+    let thread = Thread {
+        let mainQueue = Counter()
+        let mainActor = Counter()
+        DispatchQueue.main.async { mainQueue.add() }
+        Task { @MainActor in mainActor.add() }
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline, mainQueue.current == 0 || mainActor.current == 0 {
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        var report = "SPINDLE-HANG \(what); within 30 s the main queue ran a probe: \(mainQueue.current > 0), "
+            + "the main actor ran one: \(mainActor.current > 0)"
+        if let directory = ProcessInfo.processInfo.environment["SPINDLE_HANG_STACKS"],
+           FileManager.default.isExecutableFile(atPath: "/usr/bin/gdb") {
+            let file = "\(directory)/hang-\(getpid())-\(UInt64(Date().timeIntervalSince1970 * 1000)).txt"
+            let gdb = Process()
+            gdb.executableURL = URL(fileURLWithPath: "/usr/bin/gdb")
+            gdb.arguments = ["-p", "\(getpid())", "-batch", "-ex", "thread apply all bt 40"]
+            _ = FileManager.default.createFile(atPath: file, contents: nil)
+            gdb.standardOutput = FileHandle(forWritingAtPath: file)
+            gdb.standardError = FileHandle.nullDevice
+            if (try? gdb.run()) != nil {
+                gdb.waitUntilExit()
+                report += "; stacks in \(file)"
+            }
+        }
+        FileHandle.standardError.write(Data((report + "\n").utf8))
+    }
+    thread.start()
 }

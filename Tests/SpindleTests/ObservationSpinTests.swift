@@ -30,9 +30,55 @@ import SpindleTestSupport
         #expect(changed.current == 1)  // onChange fires once per tracking
     }
 
-    /// ObservationSpin's skip, tested on the filter it (and ObservableSpin)
-    /// sets `state` through: a behaviour test would need every `willSet`,
-    /// and Observation reports only the first per registration.
+    /// A state whose `==` ignores its stamp, and records each comparison
+    /// (held, rendered) as (value, stamp, value, stamp): only this suite's
+    /// skip test uses it.
+    private struct Stamped: Equatable, Sendable {
+        var value: Int
+        var stamp: Int
+        static let comparisons = Locked<[[Int]]>([])
+
+        static func == (lhs: Stamped, rhs: Stamped) -> Bool {
+            comparisons.withLock { $0.append([lhs.value, lhs.stamp, rhs.value, rhs.stamp]) }
+            return lhs.value == rhs.value
+        }
+    }
+
+    private enum StampEvent: Sendable {
+        case increment
+        case restamp(Int)
+    }
+
+    /// Spin.Swift's `SwiftUISpin` skips a state equal to the one it holds;
+    /// so does `state` here. The restamped state is equal to the held one
+    /// (its stamp is not compared): `state` keeps the held stamp.
+    @MainActor @Test func aStateEqualToTheOneHeldIsNotSet() async {
+        let model = ObservationSpin(spin: Spin<Stamped, StampEvent>(initialState: Stamped(value: 0, stamp: 0)) {
+            Reducer { state, event in
+                switch event {
+                case .increment: Stamped(value: state.value + 1, stamp: state.stamp)
+                case .restamp(let stamp): Stamped(value: state.value, stamp: stamp)
+                }
+            }
+        }, publishing: .everyState)
+        model.start()
+        model.emit(.increment)
+        #expect(await eventuallyOnMainActor { model.state.value == 1 })
+        model.emit(.restamp(1))
+        // The positive signal: the render of the restamped state compared
+        // it with the held one, inside the main-actor job that would set
+        // it right after. The check runs on the main actor too, so it sees
+        // the comparison only once that job is over.
+        #expect(await eventuallyOnMainActor { Stamped.comparisons.withLock { $0.contains([1, 0, 1, 1]) } })
+        #expect(model.state.stamp == 0, "the equal state was set")
+        // The loop holds the restamped state: the next state carries it.
+        model.emit(.increment)
+        #expect(await eventuallyOnMainActor { model.state.value == 2 })
+        #expect(model.state.stamp == 1)
+    }
+
+    /// The filter behind that skip (and ObservableSpin's): the initial
+    /// render, an equal state, a state with no `==`.
     @Test func theFilterSkipsTheInitialRenderAndAStateEqualToTheHeldOne() {
         var equatable = HeldStateFilter<Int>()
         let intAnswers = [(0, 0), (0, 0), (1, 0), (1, 1)].map { equatable.admits($0.0, replacing: $0.1) }
