@@ -101,8 +101,11 @@ final class SpinSubscription<State: Sendable>: Subscription, @unchecked Sendable
         if loop.startError != nil { finish() }
     }
 
+    /// Adds `demand`. A request for no states, which Combine calls a
+    /// misuse, adds nothing and ends nothing (the process never dies on a
+    /// caller's input).
     func request(_ demand: Subscribers.Demand) {
-        precondition(demand > .none, "SpindleCombine: a subscriber requested no states")
+        guard demand > .none else { return }
         let (wake, drains) = storage.withLock { storage -> ((@Sendable () -> Void)?, Bool) in
             guard !storage.cancelled else { return (nil, false) }
             storage.demand += demand

@@ -197,6 +197,37 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
         subscription.withLock { $0 }?.cancel()
     }
 
+    /// Combine calls a request for no states a misuse: it adds no demand
+    /// and ends nothing, and the subscription goes on.
+    @Test func aRequestForNoStatesAddsNothing() async {
+        let received = Recorder<Int>()
+        let requested = Locked(0)
+        let unrequested = Recorder<Int>()
+        let subscription = Locked<(any Subscription)?>(nil)
+        let subscriber = AnySubscriber<Int, Never>(
+            receiveSubscription: { sub in
+                subscription.withLock { $0 = sub }
+                sub.request(.none)
+                requested.withLock { $0 = 1 }
+                sub.request(.max(1))
+            },
+            receiveValue: { value in
+                if received.count >= requested.withLock({ $0 }) { unrequested.append(value) }
+                received.append(value)
+                return .none
+            },
+            receiveCompletion: { _ in })
+        AnyPublisher.stream(from: counterSpin()).subscribe(subscriber)
+        #expect(await eventually { received.count == 1 })
+        subscription.withLock { $0 }?.request(.none)
+        requested.withLock { $0 += 1 }
+        subscription.withLock { $0 }?.request(.max(1))
+        #expect(await eventually { received.count == 2 })
+        #expect(received.values == [1, 2])
+        #expect(unrequested.values.isEmpty, "sent without demand: \(unrequested.values)")
+        subscription.withLock { $0 }?.cancel()
+    }
+
     @Test func eachSubscriptionRunsItsOwnLoop() async {
         let gear = Gear<Int>()
         let first = Recorder<Int>()
