@@ -34,6 +34,44 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
     }
 }
 
+/// A subscriber that checks each value against the demand requested so far
+/// when it arrives, rather than by looking for an extra value after a
+/// pause: a value sent without demand is recorded whenever it comes.
+private final class DemandProbe: Sendable {
+    let received = Recorder<Int>()
+    let unrequested = Recorder<Int>()
+    private let requested = Locked(0)
+    private let subscription = Locked<(any Subscription)?>(nil)
+
+    /// The subscriber, which requests `first` on subscription, in order.
+    func subscriber(first: [Subscribers.Demand]) -> AnySubscriber<Int, Never> {
+        AnySubscriber<Int, Never>(
+            receiveSubscription: { [self] sub in
+                subscription.withLock { $0 = sub }
+                for demand in first { request(demand, on: sub) }
+            },
+            receiveValue: { [self] value in
+                if received.count >= requested.withLock({ $0 }) { unrequested.append(value) }
+                received.append(value)
+                return .none
+            },
+            receiveCompletion: { _ in })
+    }
+
+    func request(_ demand: Subscribers.Demand) {
+        guard let sub = subscription.withLock({ $0 }) else { return }
+        request(demand, on: sub)
+    }
+
+    /// Counts `demand` before requesting it.
+    private func request(_ demand: Subscribers.Demand, on sub: any Subscription) {
+        requested.withLock { $0 = demand == .unlimited ? .max : $0 + (demand.max ?? 0) }
+        sub.request(demand)
+    }
+
+    func cancel() { subscription.withLock { $0 }?.cancel() }
+}
+
 @Suite struct SpinPublisherTests {
     @Test func streamFromASpinStartsTheLoopOnSubscriptionAndSendsEveryReducedState() async {
         let seen = Recorder<Int>()
@@ -163,69 +201,32 @@ private func counterSpin(seen: Recorder<Int> = Recorder(), gear: Gear<Int> = Gea
     }
 
     @Test func statesWaitForDemand() async {
-        // Each value is checked against the demand requested so far when it
-        // arrives, rather than by looking for an extra value after a pause:
-        // a value sent without demand is recorded whenever it comes.
-        let received = Recorder<Int>()
-        let requested = Locked(0)
-        let unrequested = Recorder<Int>()
-        let subscription = Locked<(any Subscription)?>(nil)
-        let subscriber = AnySubscriber<Int, Never>(
-            receiveSubscription: { sub in
-                subscription.withLock { $0 = sub }
-                requested.withLock { $0 = 3 }
-                sub.request(.max(3))
-            },
-            receiveValue: { value in
-                if received.count >= requested.withLock({ $0 }) { unrequested.append(value) }
-                received.append(value)
-                return .none
-            },
-            receiveCompletion: { _ in })
-        AnyPublisher.stream(from: counterSpin()).subscribe(subscriber)
-        #expect(await eventually { received.count == 3 })
-        #expect(received.values == [1, 2, 3])
-        requested.withLock { $0 += 2 }
-        subscription.withLock { $0 }?.request(.max(2))
-        #expect(await eventually { received.count == 5 })
-        #expect(received.values == [1, 2, 3, 4, 5])
-        #expect(unrequested.values.isEmpty, "sent without demand: \(unrequested.values)")
-        requested.withLock { $0 = .max }
-        subscription.withLock { $0 }?.request(.unlimited)
-        #expect(await eventually { received.count == 20 })
-        #expect(received.values == Array(1...20))
-        subscription.withLock { $0 }?.cancel()
+        let probe = DemandProbe()
+        AnyPublisher.stream(from: counterSpin()).subscribe(probe.subscriber(first: [.max(3)]))
+        #expect(await eventually { probe.received.count == 3 })
+        #expect(probe.received.values == [1, 2, 3])
+        probe.request(.max(2))
+        #expect(await eventually { probe.received.count == 5 })
+        #expect(probe.received.values == [1, 2, 3, 4, 5])
+        #expect(probe.unrequested.values.isEmpty, "sent without demand: \(probe.unrequested.values)")
+        probe.request(.unlimited)
+        #expect(await eventually { probe.received.count == 20 })
+        #expect(probe.received.values == Array(1...20))
+        probe.cancel()
     }
 
     /// Combine calls a request for no states a misuse: it adds no demand
     /// and ends nothing, and the subscription goes on.
     @Test func aRequestForNoStatesAddsNothing() async {
-        let received = Recorder<Int>()
-        let requested = Locked(0)
-        let unrequested = Recorder<Int>()
-        let subscription = Locked<(any Subscription)?>(nil)
-        let subscriber = AnySubscriber<Int, Never>(
-            receiveSubscription: { sub in
-                subscription.withLock { $0 = sub }
-                sub.request(.none)
-                requested.withLock { $0 = 1 }
-                sub.request(.max(1))
-            },
-            receiveValue: { value in
-                if received.count >= requested.withLock({ $0 }) { unrequested.append(value) }
-                received.append(value)
-                return .none
-            },
-            receiveCompletion: { _ in })
-        AnyPublisher.stream(from: counterSpin()).subscribe(subscriber)
-        #expect(await eventually { received.count == 1 })
-        subscription.withLock { $0 }?.request(.none)
-        requested.withLock { $0 += 1 }
-        subscription.withLock { $0 }?.request(.max(1))
-        #expect(await eventually { received.count == 2 })
-        #expect(received.values == [1, 2])
-        #expect(unrequested.values.isEmpty, "sent without demand: \(unrequested.values)")
-        subscription.withLock { $0 }?.cancel()
+        let probe = DemandProbe()
+        AnyPublisher.stream(from: counterSpin()).subscribe(probe.subscriber(first: [.none, .max(1)]))
+        #expect(await eventually { probe.received.count == 1 })
+        probe.request(.none)
+        probe.request(.max(1))
+        #expect(await eventually { probe.received.count == 2 })
+        #expect(probe.received.values == [1, 2])
+        #expect(probe.unrequested.values.isEmpty, "sent without demand: \(probe.unrequested.values)")
+        probe.cancel()
     }
 
     @Test func eachSubscriptionRunsItsOwnLoop() async {
