@@ -95,7 +95,9 @@ for run in $(seq 1 "$runs"); do
             failures=$((failures + 1))
             grep -E "✘|WARNING: ThreadSanitizer" "$log" | head -20 >&2 || true
             grep -E "^SPINDLE-HANG" "$log" >&2 || true
-            for stacks in "$logs"/hang-*.txt; do
+            # The stacks this run's hangs wrote (the directory is shared by
+            # every run of this script).
+            for stacks in $(grep -oE "stacks in [^ ]+\.txt" "$log" | cut -d' ' -f3); do
                 [[ -f $stacks ]] || continue
                 echo "== $stacks: threads by name, and the frames of any on the main queue" >&2
                 grep "^Thread " "$stacks" | sed 's/.*LWP [0-9]*) //' | sort | uniq -c | sort -rn >&2
