@@ -53,6 +53,8 @@ import SpindleTestSupport
     /// so does `state` here. The restamped state is equal to the held one
     /// (its stamp is not compared): `state` keeps the held stamp.
     @MainActor @Test func aStateEqualToTheOneHeldIsNotSet() async {
+        // A repeated run must not find an earlier run's comparison.
+        Stamped.comparisons.withLock { $0.removeAll() }
         let model = ObservationSpin(spin: Spin<Stamped, StampEvent>(initialState: Stamped(value: 0, stamp: 0)) {
             Reducer { state, event in
                 switch event {
