@@ -251,6 +251,16 @@ checks=(
   "direct-ltl-no-lost-wakeup;-DINLINE -DDIRECT -DNR=1;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;direct path: LTL no_lost_wakeup"
   "direct-no-cycles;-DINLINE -DDIRECT -DNR=1 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;direct path: no cycle (no subscriber)"
   "direct-broken-any-queue;-DINLINE -DDIRECT -DNR=1 -DBROKEN_DIRECT_ANY_QUEUE;$cc_safety;-m10000 -w24;assertion violated +\\(ownSeq==nextSeq;direct path that ignores the queue: an event overtakes an older one of its producer"
+  # 8b. The in-place path (SpindleNIO's emitOnOwnExecutor): the direct
+  #    path's take, then a first slice that reduces the taker's own event
+  #    alone and leaves the shared queue to the idle re-check (or the
+  #    general slice: a loop's first one, one after a stop request).
+  "in-place;-DINLINE -DDIRECT -DIN_PLACE -DNR=1;$cc_safety;-m10000 -w26;pass;in-place path, stop mode drain: 2 producers x 2 events that may take the loop and reduce their own first, 1 runner, budget 1, stop, subscriber"
+  "in-place-discard;-DINLINE -DDIRECT -DIN_PLACE -DNR=1 -DDISCARD=1;$cc_safety;-m10000 -w26;pass;in-place path, stop mode discard"
+  "in-place-ltl-no-lost-wakeup;-DINLINE -DDIRECT -DIN_PLACE -DNR=1;$cc_ltl;-a -N no_lost_wakeup -m10000 -w26;pass;in-place path: LTL no_lost_wakeup"
+  "in-place-no-cycles;-DINLINE -DDIRECT -DIN_PLACE -DNR=1 -DSUBSCRIBER=0;$cc_cycles;-l -m10000 -w24;pass;in-place path: no cycle (no subscriber)"
+  "in-place-broken-any-queue;-DINLINE -DDIRECT -DIN_PLACE -DNR=1 -DBROKEN_DIRECT_ANY_QUEUE;$cc_safety;-m10000 -w24;assertion violated +\\(ownSeq==nextSeq;in-place path that ignores the queue: its event overtakes an older one of its producer"
+  "in-place-broken-no-recheck;-DINLINE -DDIRECT -DIN_PLACE -DNR=1 -DBROKEN_NO_RECHECK -DSUBSCRIBER=0;$cc_safety;-m10000 -w24;assertion violated +!\\(lost_wakeup\\);in-place path without the idle re-check: an event left in the queue"
   # 9. The reduction gate (stream(from:)'s demand): a granter grants one unit
   #    of demand per event, each a store then wake(); a slice reduces one
   #    event, through the open gate or after a stop.
@@ -279,7 +289,7 @@ alone=(
 full_only=" lanes pool-wake-no-cycles pool-stall-no-cycles lanes-no-cycles lanes-unfair-cycle "
 # The default scope checks these at 2 producers x 1 event (K=1), the same
 # properties on a smaller state space; --full at 2 x 2.
-one_event_in_default=" ltl-no-lost-wakeup drain discard inline inline-discard inline-ltl-no-lost-wakeup direct direct-discard direct-ltl-no-lost-wakeup "
+one_event_in_default=" ltl-no-lost-wakeup drain discard inline inline-discard inline-ltl-no-lost-wakeup direct direct-discard direct-ltl-no-lost-wakeup in-place in-place-discard in-place-ltl-no-lost-wakeup "
 if [ "$scope_full" != 1 ]; then
   kept=()
   for spec in "${checks[@]}"; do

@@ -12,10 +12,15 @@
 //   replies handed back to the event loop (what a server did before
 //   SpindleNIO).
 // - by-hand: the spin's reducer and replies called by a plain handler, with
-//   no loop: what a request costs in the spin's shape (two events, two
-//   states, a reply function per state) without the engine. It splits the
-//   gap between plain and spindle-nio into the shape's cost and the
-//   engine's.
+//   no loop: what a request costs in the spin's shape (one event and one
+//   state per request, a reply function per state) without the engine. It
+//   splits the gap between plain and spindle-nio into the shape's cost and
+//   the engine's.
+//
+// Every Spindle mode makes one event per request, as SpindleNIO's article
+// says a server does: a `RequestAssembler` per connection keeps the head's
+// fields while NIO hands over the request's parts, and gives the event on
+// its end.
 public import NIOCore
 import NIOHTTP1
 import Spindle
@@ -35,7 +40,10 @@ public enum HTTPServerMode: String, CaseIterable, Sendable {
         switch self {
         case .plain: PlainHandler()
         case .byHand: ByHandHandler()
-        case .spindleNIO: SpinHandler(spin: connectionSpin, event: event, write: writeReplies)
+        case .spindleNIO:
+            // `event:` keeps the connection's decode state: one assembler
+            // per handler, so per connection.
+            SpinHandler(spin: connectionSpin, event: RequestAssembler().event, write: writeReplies)
         case .spindlePool: PoolHandler()
         }
     }
@@ -46,19 +54,20 @@ public enum HTTPServerMode: String, CaseIterable, Sendable {
 /// What the server answers, whatever the path.
 let body = "Hello, World!"
 
-/// One connection: the request being read, and the reply the last complete
-/// request made.
+/// One connection: the requests it has served, and the reply the last one
+/// made.
 struct HTTPConnection: Sendable {
     var version = HTTPVersion.http1_1
     var keepAlive = true
     var served = 0
-    /// Set by the reduction of a request's end, cleared by the next event.
+    /// Set by each request's reduction: the state answers it.
     var replyDue = false
 }
 
 enum HTTPEvent: Sendable {
-    case head(version: HTTPVersion, keepAlive: Bool)
-    case end
+    /// A whole request (its head, any body, its end), as `RequestAssembler`
+    /// put it together: what the reply needs of it.
+    case request(version: HTTPVersion, keepAlive: Bool)
 }
 
 let connectionSpin = Spin<HTTPConnection, HTTPEvent>(
@@ -66,23 +75,35 @@ let connectionSpin = Spin<HTTPConnection, HTTPEvent>(
     reducer: Reducer { state, event in
         var state = state
         switch event {
-        case .head(let version, let keepAlive):
+        case .request(let version, let keepAlive):
             state.version = version
             state.keepAlive = keepAlive
-            state.replyDue = false
-        case .end:
             state.served += 1
             state.replyDue = true
         }
         return state
     })
 
-/// The request part's event (a body part changes nothing here).
-func event(_ part: HTTPServerRequestPart) -> HTTPEvent? {
-    switch part {
-    case .head(let head): .head(version: head.version, keepAlive: head.isKeepAlive)
-    case .body: nil
-    case .end: .end
+/// A connection's request decoder state: NIO hands over a request as parts
+/// (a head, body parts, an end); the spin sees one event per request, made
+/// on its end from the head kept here. One per connection (its handler's
+/// `event:` closure captures it), used on the connection's event loop only.
+final class RequestAssembler {
+    private var head: HTTPRequestHead?
+
+    /// The event for a part: the whole request on its end, nil before it.
+    func event(_ part: HTTPServerRequestPart) -> HTTPEvent? {
+        switch part {
+        case .head(let head):
+            self.head = head
+            return nil
+        case .body:
+            return nil
+        case .end:
+            guard let head else { return nil }
+            self.head = nil
+            return .request(version: head.version, keepAlive: head.isKeepAlive)
+        }
     }
 }
 
@@ -173,12 +194,13 @@ final class PlainHandler: ChannelInboundHandler {
 final class ByHandHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
+    private let assembler = RequestAssembler()
     private var state = connectionSpin.initialState
     private let reduce = connectionSpin.reducer.reduce
     private var writer = BurstWriter()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard let event = event(unwrapInboundIn(data)) else { return }
+        guard let event = assembler.event(unwrapInboundIn(data)) else { return }
         state = reduce(state, event)
         writeReplies(state) { writer.write($0, context: context) }
     }
@@ -195,6 +217,7 @@ final class ByHandHandler: ChannelInboundHandler {
 final class PoolHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
+    private let assembler = RequestAssembler()
     private var loop: SpinLoop<HTTPConnection, HTTPEvent>?
 
     func channelActive(context: ChannelHandlerContext) {
@@ -213,7 +236,7 @@ final class PoolHandler: ChannelInboundHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        if let event = event(unwrapInboundIn(data)) { _ = loop?.emit(event) }
+        if let event = assembler.event(unwrapInboundIn(data)) { _ = loop?.emit(event) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {

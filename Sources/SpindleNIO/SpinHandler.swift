@@ -334,7 +334,10 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
             // Any other queue never waits: it accepts the event, drops it
             // (a full `.dropNewest` queue, counted by the loop), or refuses
             // it once the loop stops (the channel went inactive: moot).
-            _ = loop.emit(event)
+            // NIO reads on the channel's event loop, the loop's executor:
+            // an idle loop reduces the message here and now (the in-place
+            // path).
+            _ = loop.emitOnOwnExecutor(event)
         }
     }
 

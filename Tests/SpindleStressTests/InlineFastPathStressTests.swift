@@ -11,8 +11,11 @@ extension StressSuite {
     /// by producers on their own threads and by producers whose emits run
     /// *on* the loops' queues, where an emit that finds its loop idle runs
     /// it in place (the direct path when the loop's queue is empty: the
-    /// event skips it). One runner at a time, every accepted item reduced
-    /// once, in producer order, every object freed.
+    /// event skips it). Half of the emits on the queues go through
+    /// `emitOnOwnExecutor` (SpindleNIO's handler's emit, the in-place path),
+    /// interleaved with plain emits into the same loops. One runner at a
+    /// time, every accepted item reduced once, in producer order, every
+    /// object freed.
     @Suite("The inline fast path")
     struct InlineFastPathStressTests {
         @Test("emits on the loops' own queues run them in place: one runner, every item once, in producer order")
@@ -20,18 +23,20 @@ extension StressSuite {
             // The premise, reductions inside emits on the loops' own queues
             // and schedulings taken by the direct path, is counted; a run
             // without it is run again, never failed on (nor passed).
-            var premise = (reducedInPlace: 0, direct: 0)
+            var premise = (reducedInPlace: 0, direct: 0, ownExecutor: 0)
             for attempt in 1...3 {
                 premise = try await runOnce(attempt: attempt)
-                if premise.reducedInPlace > 0, premise.direct > 0 { break }
+                if premise.reducedInPlace > 0, premise.direct > 0, premise.ownExecutor > 0 { break }
             }
             #expect(premise.reducedInPlace > 0, "no emit ran its loop in place in 3 runs: the inline path was not exercised")
             #expect(premise.direct > 0, "no emit took its loop by the direct path in 3 runs")
+            #expect(premise.ownExecutor > 0, "no emitOnOwnExecutor reduced its event in place in 3 runs")
         }
 
         /// One run; returns how many reductions ran inside an emit on the
-        /// loop's own queue, and how many schedulings the direct path took.
-        private func runOnce(attempt: Int) async throws -> (reducedInPlace: Int, direct: Int) {
+        /// loop's own queue, how many schedulings the direct path took, and
+        /// how many reductions ran inside an `emitOnOwnExecutor`.
+        private func runOnce(attempt: Int) async throws -> (reducedInPlace: Int, direct: Int, ownExecutor: Int) {
             let baseline = await LiveBaseline.settle()
             let queues = 2
             let executors = try StressExecutors(.enqueuing, name: "inline", queues: queues)
@@ -52,14 +57,19 @@ extension StressSuite {
             // Set while a producer's block runs on queue q: a reduction on
             // queue q that sees it ran inside that block's emit.
             let insideBlock = (0..<queues).map { _ in BlockMark() }
+            // Set around a block's `emitOnOwnExecutor` calls on queue q.
+            let insideOwnExecutorEmit = (0..<queues).map { _ in BlockMark() }
             let reducedInPlace = Counter()
+            let reducedByOwnExecutorEmit = Counter()
             var accepted = 0
             var direct = 0
             do {
                 let running = try (0..<loops).map { index in
                     let mark = insideBlock[index % queues]
+                    let ownExecutorMark = insideOwnExecutorEmit[index % queues]
                     return try guardedSpin(guards[index], checkers[index], onReduce: {
                         if mark.isSet { reducedInPlace.add() }
+                        if ownExecutorMark.isSet { reducedByOwnExecutorEmit.add() }
                     }).start(options: SpinOptions(
                         executor: executors.executor(for: index),
                         queue: index % 4 < 2 ? .lockFree : .bounded(capacity: 32, overflow: .dropNewest),
@@ -94,9 +104,18 @@ extension StressSuite {
                         let targets = (0..<8).map { _ in mine[Int.random(in: 0..<mine.count, using: &random)] }
                         context.async {
                             insideBlock[queue].set(true)
-                            for index in targets {
+                            for (position, index) in targets.enumerated() {
                                 let next = sequence.withLock { $0[index] }
-                                switch running[index].emit(.item(Stamped(producer: producer, sequence: next))) {
+                                let item = GuardedEvent.item(Stamped(producer: producer, sequence: next))
+                                let result: EmitResult
+                                if position % 2 == 0 {
+                                    insideOwnExecutorEmit[queue].set(true)
+                                    result = running[index].emitOnOwnExecutor(item)
+                                    insideOwnExecutorEmit[queue].set(false)
+                                } else {
+                                    result = running[index].emit(item)
+                                }
+                                switch result {
                                 case .accepted: sequence.withLock { $0[index] += 1 }
                                 case .dropped: dropped.add()
                                 case .stopped: break
@@ -117,10 +136,10 @@ extension StressSuite {
                     sum.inline += loop.runsInPlace.inline
                 }
                 direct = runs.direct
-                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, schedulings run in place: \(runs.direct) direct, \(runs.inline) after enqueueing, \(dropped.current) dropped")
+                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, schedulings run in place: \(runs.direct) direct, \(runs.inline) after enqueueing, \(reducedByOwnExecutorEmit.current) reduced inside emitOnOwnExecutor, \(dropped.current) dropped")
             }
             await baseline.expectReturned()
-            return (reducedInPlace.current, direct)
+            return (reducedInPlace.current, direct, reducedByOwnExecutorEmit.current)
         }
     }
 }

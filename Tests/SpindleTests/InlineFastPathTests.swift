@@ -131,6 +131,42 @@ struct ContextQueue: Sendable {
         #expect(reports.values == ["accepted", "reduced 1"])
         await loop.stop()
     }
+
+    /// `emitOnOwnExecutor` (SpindleNIO's emit, the in-place path): on the
+    /// loop's context, its event and the event its inline feedback answers
+    /// with are reduced, and the states handed to the feedback, before it
+    /// returns; so on a bounded queue and with an observer, where it takes
+    /// the direct path instead. Once the loop is stopped it is refused.
+    @Test(arguments: [QueueKind.lockFree, .bounded(capacity: 64, overflow: .dropNewest)], [false, true])
+    func anEmitOnTheOwnExecutorIsReducedWithItsFeedbacksAnswerInTheCall(queue: QueueKind, observed: Bool) async throws {
+        let context = ContextQueue()
+        let seen = Recorder<Int>()
+        let reports = Recorder<String>()
+        var spin = Spin(initialState: 0, feedbacks: [Feedback<Int, CounterEvent>(effect: { (state: Int) -> CounterEvent? in
+            seen.append(state)
+            // The answer to state 1: one more increment.
+            return state == 1 ? .increment : nil
+        })], reducer: counterReducer)
+        if observed { spin = spin.observed(by: OrderObserver(reports: reports)) }
+        var options = SpinOptions(executor: context.executor, queue: queue)
+        options.maxBatch = 1024
+        let loop = try spin.start(options: options)
+        await loop.settled()
+        context.sync {}
+        let (result, inCall) = context.sync { () -> (EmitResult, [Int]) in
+            (loop.emitOnOwnExecutor(.increment), seen.values)
+        }
+        #expect(result == .accepted)
+        #expect(inCall == [0, 1, 2], "the emit returned before its event and the feedback's answer were reduced")
+        if observed {
+            // The feedback runs right after the reduction, before the
+            // observers hear of it: its answer's acceptance comes first.
+            #expect(reports.values == ["accepted", "accepted", "reduced 1", "reduced 2"])
+        }
+        await loop.stop()
+        #expect(context.sync { loop.emitOnOwnExecutor(.increment) } == .stopped)
+        #expect(loop.state == 2)
+    }
 }
 
 /// Records acceptances and reductions, in the order it hears of them.

@@ -23,6 +23,49 @@ extension LoopCore {
         return emitThroughGate(event)
     }
 
+    /// An emit from the loop's own executor's serial context, which the
+    /// caller knows it is on (SpindleNIO's handler: NIO calls
+    /// `channelRead` on the channel's event loop): the in-place path. On
+    /// an idle loop whose queue is empty, with the default unbounded queue
+    /// and no observer nor reduction gate, and outside every slice of this
+    /// thread, the event is reduced here and now: the direct path's take
+    /// (CAS `idle → running` inside the gate section, after the load of
+    /// `closed` and the empty queue's), then a first slice that reduces
+    /// this event and publishes its state (`sliceInPlace`), then the
+    /// scheduling's usual end. It skips what the direct path pays for not
+    /// knowing where it runs: the runner check, the lane lookup, the
+    /// executor's context check, the runner's own queue, the shared
+    /// queue's drain. Anything else is `emit(_:)`. Any thread may call it;
+    /// off the executor's context it is only slower (debug builds check).
+    func emitOnOwnExecutor(_ event: Event) -> EmitResult {
+        // `executorMayRunHere`: an enqueuing executor with a context check
+        // (the others never run a loop in an emit); then the loop's kind.
+        // `spindle_thread_in_slice`: this thread runs no slice (of this
+        // loop, or of another that would wait for this one's).
+        guard executorMayRunHere, queueTag == .lockFree, bound == nil, hub == nil, reductionGate == nil,
+              !spindle_thread_in_slice() else { return emit(event) }
+        assert(executor.runsHere(), "Spindle: an emit on the loop's own executor came from elsewhere")
+        spindle_gate_enter()
+        // Relaxed: the grace period orders stop's store against this load.
+        if closed.load(ordering: .relaxed) {
+            spindle_gate_exit()
+            return rejectAfterStop(event)
+        }
+        // The direct path's take (PROTOCOL.md): the queue empty, then the
+        // loop idle; the CAS makes this thread the runner.
+        guard queueLooksEmpty, schedulingState.load(ordering: .relaxed) == .idle,
+              schedulingState.compareExchange(
+                  expected: .idle, desired: .running, ordering: .sequentiallyConsistent
+              ).exchanged else {
+            spindle_gate_exit()
+            return emit(event)
+        }
+        spindle_gate_exit()
+        countRunInPlace(counters.directRuns)
+        runTakenHere(firstSlice: { self.sliceInPlace(event) })
+        return .accepted
+    }
+
     /// An emit that never takes a lane: effect runs and effect routes,
     /// whose emits may come from different threads one after the other (a
     /// task that hops threads, a serial queue's work items) and must still

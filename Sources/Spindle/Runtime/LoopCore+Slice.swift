@@ -34,6 +34,36 @@ extension LoopCore {
         return endSlice(reduced: reduced, beforeFinish: {})
     }
 
+    /// The in-place path's first slice (`emitOnOwnExecutor`): `event`,
+    /// then the events the inline feedbacks emit on the runner, reduced,
+    /// and their states published, as a slice reduces the runner's own
+    /// queue. The shared queue is left to the scheduling's end: an event
+    /// there came from an emit concurrent with this one (the take found
+    /// the queue empty), and the idle re-check hands it to the executor.
+    /// The first slice of a loop (the initial state's delivery) and a
+    /// slice after a stop request are the general slice's, with `event`
+    /// first in the runner's own queue, as the direct path leaves it.
+    func sliceInPlace(_ event: Event) -> SliceOutcome {
+        assertOnRunner()
+        guard runner.started, stopRequest.load(ordering: .relaxed) == .none else {
+            runner.reentrant.append(event)
+            return slice(budget: budget)
+        }
+        runner.collecting = runner.hasEveryStateQueuedWorkers || observersNeedEveryState
+        // A slot of its own for the event, which the reducer moves out of
+        // (as it moves a queued event out of its slot).
+        withUnsafeTemporaryAllocation(of: Event.self, capacity: 1) { slot in
+            slot.baseAddress.unsafelyUnwrapped.initialize(to: event)
+            reduce(movingFrom: UnsafeMutableRawPointer(slot.baseAddress.unsafelyUnwrapped))
+        }
+        let budget = budget
+        let fromRunner = runner.reentrant.isEmpty ? 0 : reduceReentrant(max: budget &- 1)
+        publish(newStates: true)
+        let count = 1 &+ fromRunner
+        if count >= budget || !runner.reentrant.isEmpty { return .more }
+        return endSlice(reduced: count, beforeFinish: {})
+    }
+
     /// The start of every slice: the first one delivers the initial state;
     /// a discarding stop throws queued events away (checked every slice,
     /// so that it takes effect at once); otherwise the batch is told

@@ -258,6 +258,15 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline @inline(never)
     func emitOffLane(_ event: Event) -> EmitResult { core.emit(event) }
 
+    /// ``emit(_:)`` from the loop's own executor's serial context, for a
+    /// caller that knows it is there (SpindleNIO's handler, which NIO calls
+    /// on its channel's event loop): an idle loop with an empty queue
+    /// reduces the event at once, on the calling thread, with none of the
+    /// checks `emit` makes to find where it runs (`LoopCore.emitOnOwnExecutor`).
+    /// Off that context it is `emit` (debug builds check). Any thread.
+    @usableFromInline
+    package func emitOnOwnExecutor(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
+
     /// An emit that never waits: nil instead of waiting when a
     /// ``OverflowPolicy/block`` bounded queue is full (nothing is then
     /// accepted, counted or reported; the caller keeps the event and tries

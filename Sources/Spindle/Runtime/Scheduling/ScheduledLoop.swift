@@ -204,7 +204,14 @@ class ScheduledLoop: @unchecked Sendable {
     /// Runs the scheduling that `takeToRunHere()` gave the calling thread:
     /// `runHere()` without the `scheduled → running` step.
     final func runTakenHere() {
-        finishHere(runTaken(linger: { false }, beforeIdle: {}))
+        finishHere(runTaken(linger: { false }, beforeIdle: {}, firstSlice: { runSlice(budget: budget) }))
+    }
+
+    /// `runTakenHere()` whose first slice is `firstSlice` (the in-place
+    /// path's, which reduces the emit's own event first; see
+    /// `LoopCore.emitOnOwnExecutor`). Non-escaping: no allocation.
+    final func runTakenHere(firstSlice: () -> SliceOutcome) {
+        finishHere(runTaken(linger: { false }, beforeIdle: {}, firstSlice: firstSlice))
     }
 
     private func finishHere(_ result: RunResult) {
@@ -239,19 +246,21 @@ class ScheduledLoop: @unchecked Sendable {
             expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
         ).exchanged
         precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
-        return runTaken(linger: linger, beforeIdle: beforeIdle)
+        return runTaken(linger: linger, beforeIdle: beforeIdle, firstSlice: { runSlice(budget: budget) })
     }
 
     /// `runScheduling` once the loop is `running` and the calling thread
     /// owns it: its slices, then `idle`, `scheduled` or `finished`.
-    private func runTaken(linger: () -> Bool, beforeIdle: () -> Void) -> RunResult {
+    private func runTaken(
+        linger: () -> Bool, beforeIdle: () -> Void, firstSlice: () -> SliceOutcome
+    ) -> RunResult {
         spindle_thread_enter_slice()
         defer { spindle_thread_leave_slice() }
         let thread = currentThreadToken()
         runnerToken.store(thread, ordering: .relaxed)
         let backOnIdleThread = idleThread == thread
             && idleSchedulings &+ 1 == spindle_thread_scheduling_count()
-        var outcome = runSlice(budget: budget)
+        var outcome = firstSlice()
         while case .drained(let reduced) = outcome {
             if reduced > 1 {
                 guard linger(), waitForBatch(after: reduced, linger: linger) else { break }

@@ -73,6 +73,12 @@
  *                           enqueueing it (takeAndRunHere)
  *   BROKEN_DIRECT_ANY_QUEUE (with DIRECT) the direct path takes the loop
  *                           whatever the shared queue holds: must fail P2
+ *   IN_PLACE                (with DIRECT) the in-place path
+ *                           (`emitOnOwnExecutor`): a taker's first slice may
+ *                           reduce its own event alone, leaving the shared
+ *                           queue to the idle re-check (T7, never T6); or
+ *                           be the general slice (a loop's first slice, one
+ *                           after a stop request)
  *   GATE                    the reduction gate (stream(from:)'s demand): a
  *                           granter process grants GRANTS units of demand
  *                           (default NP * K, so every event can be reduced);
@@ -308,8 +314,20 @@ inline runTaken() {
     };
 
 #ifndef GATE
-    /* ... then reduce up to BUDGET events */
     budget = 0;
+#ifdef IN_PLACE
+    /* IN_PLACE: the in-place slice reduces the taker's own event alone
+     * (the shared queue waits for the idle re-check); the code falls back
+     * to the general slice for a loop's first slice and after a stop
+     * request: either, whenever the taker holds its event. */
+    if
+    :: own -> reduceOwn(); inPlace = true
+    :: true -> skip
+    fi;
+    if
+    :: !inPlace ->
+#endif
+    /* ... then reduce up to BUDGET events */
     do
     :: budget < BUDGET ->
         if
@@ -324,6 +342,10 @@ inline runTaken() {
         fi
     :: else -> break                    /* budget used */
     od;
+#ifdef IN_PLACE
+    :: else
+    fi;
+#endif
 #else
     /* ... then reduce at most one event, and only if the reduction gate is
      * open or a stop was requested: load the gate, load closed, dequeue.
@@ -365,6 +387,9 @@ inline runTaken() {
          * steps (were an event enqueued after it, the end check fails). */
         atomic {
             budget = 0;
+#ifdef IN_PLACE
+            inPlace = false;
+#endif
             do
             :: nempty(queue) ->
                 queue ? p, s;
@@ -402,12 +427,19 @@ inline runTaken() {
     :: else ->                          /* (graceDone was false) */
         loadRunnable(r);                /* runnable: three loads */
         if
+#ifdef IN_PLACE
+        :: budget >= BUDGET && r && !inPlace ->
+#else
         :: budget >= BUDGET && r ->
+#endif
             /* T6: budget used and runnable: store(SCHEDULED), push at the tail (fairness) */
             d_step { sched = SCHEDULED; runners--; r = false; budget = 0; ready ! LOOP }
         :: else ->
             /* T7: not runnable (or budget not used): store(IDLE) (seq_cst) ... */
             d_step { sched = IDLE; runners--; r = false; budget = 0 };
+#ifdef IN_PLACE
+            inPlace = false;
+#endif
 #ifndef BROKEN_NO_RECHECK
             /* ... then re-check runnable; if it now holds, wake() (Dekker pair with the enqueue) */
 #ifndef GATE
@@ -524,6 +556,7 @@ proctype Producer(byte i) {
     bool won = false;                       /* this emit's CAS won: it runs the loop */
     bool own = false;                       /* DIRECT: the taker's own event, not yet reduced */
     byte ownP = 0, ownSeq = 0;
+    bool inPlace = false;                   /* IN_PLACE: this slice is the in-place one */
 #endif
     do
     :: seq < K ->
@@ -660,6 +693,7 @@ proctype Runner(byte id) {
     byte budget;                            /* events reduced in this slice */
     bool r = false;                         /* runnable, as loaded */
     bool own = false;                       /* never set: a runner has no event of its own */
+    bool inPlace = false;                   /* never set: a runner has no event of its own */
     byte ownP = 0, ownSeq = 0;
 #ifdef BROKEN_GATE_NO_RECHECK
     bool g = false;                         /* the gate as loaded at the slice end */
