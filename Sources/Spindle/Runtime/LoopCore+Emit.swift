@@ -35,8 +35,9 @@ extension LoopCore {
     /// scheduling's usual end. It skips what the direct path pays for not
     /// knowing where it runs: the runner check, the lane lookup, the
     /// executor's context check, the runner's own queue, the shared
-    /// queue's drain. Anything else is `emit(_:)`. Any thread may call it;
-    /// off the executor's context it is only slower (debug builds check).
+    /// queue's drain. Anything else is `emit(_:)`. Only on the executor's
+    /// serial context: elsewhere an idle loop would run on the calling
+    /// thread, beside the executor's own work (debug builds trap).
     func emitOnOwnExecutor(_ event: Event) -> EmitResult {
         // `executorMayRunHere`: an enqueuing executor with a context check
         // (the others never run a loop in an emit); then the loop's kind.

@@ -263,7 +263,8 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// on its channel's event loop): an idle loop with an empty queue
     /// reduces the event at once, on the calling thread, with none of the
     /// checks `emit` makes to find where it runs (`LoopCore.emitOnOwnExecutor`).
-    /// Off that context it is `emit` (debug builds check). Any thread.
+    /// Only on that context: elsewhere an idle loop would run on the
+    /// calling thread (debug builds trap).
     @usableFromInline
     package func emitOnOwnExecutor(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
 
