@@ -54,10 +54,7 @@ extension LoopCore {
         }
         // The direct path's take (PROTOCOL.md): the queue empty, then the
         // loop idle; the CAS makes this thread the runner.
-        guard queueLooksEmpty, schedulingState.load(ordering: .relaxed) == .idle,
-              schedulingState.compareExchange(
-                  expected: .idle, desired: .running, ordering: .sequentiallyConsistent
-              ).exchanged else {
+        guard queueLooksEmpty, takeToRunHere(contextKnown: true) else {
             spindle_gate_exit()
             return emit(event)
         }

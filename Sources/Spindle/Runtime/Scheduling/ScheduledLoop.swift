@@ -191,11 +191,13 @@ class ScheduledLoop: @unchecked Sendable {
     /// the caller now owns the runner's side, may hand its event to the
     /// runner's own queue (no shared queue, no splice), and must call
     /// `runTakenHere()` once it has left its gate section (PROTOCOL.md, the
-    /// direct path). Any thread.
+    /// direct path). `contextKnown`: the caller knows it is that context,
+    /// outside every slice (the in-place path, `LoopCore.emitOnOwnExecutor`),
+    /// so the executor is not asked. Any thread.
     @inline(__always)
-    final func takeToRunHere() -> Bool {
+    final func takeToRunHere(contextKnown: Bool = false) -> Bool {
         guard schedulingState.load(ordering: .relaxed) == .idle,
-              executor.runsHere() else { return false }
+              contextKnown || executor.runsHere() else { return false }
         return schedulingState.compareExchange(
             expected: .idle, desired: .running, ordering: .sequentiallyConsistent
         ).exchanged
@@ -204,7 +206,7 @@ class ScheduledLoop: @unchecked Sendable {
     /// Runs the scheduling that `takeToRunHere()` gave the calling thread:
     /// `runHere()` without the `scheduled → running` step.
     final func runTakenHere() {
-        finishHere(runTaken(linger: { false }, beforeIdle: {}, firstSlice: { runSlice(budget: budget) }))
+        runTakenHere(firstSlice: { runSlice(budget: budget) })
     }
 
     /// `runTakenHere()` whose first slice is `firstSlice` (the in-place
