@@ -86,6 +86,9 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// What the handler and the loop's writer feedbacks share (on the event
     /// loop only): the pending read, the held messages, the writes.
     @usableFromInline @exclusivity(unchecked) var side: ChannelSide<State, Event, OutboundOut>?
+    /// `startedLoop`'s in-place emit (set with it; `startedLoop` keeps the
+    /// loop alive for it).
+    @usableFromInline @exclusivity(unchecked) var emitter: OwnExecutorEmitter<State, Event>?
 
     /// Creates a handler for one channel.
     /// - Parameters:
@@ -197,7 +200,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// `channelRead`'s work: reached through `readMessage`, specialized.
     @inlinable
     func read(_ data: NIOAny) {
-        guard let side, let loop = startedLoop, let event = event(unwrapInboundIn(data)) else { return }
+        guard let side, let emitter, let event = event(unwrapInboundIn(data)) else { return }
         // The emit runs the loop here when it is idle (the inline fast
         // path): its replies are written now, and flushed once the read
         // is complete. A read NIO makes from inside one of those writes
@@ -205,7 +208,17 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         // still writing: it leaves `reading` as it found it.
         let outerReading = side.reading
         side.reading = true
-        side.deliver(event, to: loop)
+        if side.emitsWithoutWaiting, let loop = startedLoop {
+            side.deliverWithoutWaiting(event, to: loop)
+        } else {
+            // Any other queue never waits: it accepts the event, drops it
+            // (a full `.dropNewest` queue, counted by the loop), or refuses
+            // it once the loop stops (the channel went inactive: moot).
+            // NIO reads on the channel's event loop, the loop's executor:
+            // an idle loop reduces the message here and now (the in-place
+            // path), reached without loading the loop object (`emitter`).
+            _ = emitter.emit(event)
+        }
         side.reading = outerReading
     }
 
@@ -261,6 +274,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         side.loop = loop
         self.side = side
         startedLoop = loop
+        emitter = loop.ownExecutorEmitter
         pendingStart = nil
     }
 }
@@ -325,24 +339,8 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
         !holding && (context?.channel.isWritable ?? true)
     }
 
-    /// Hands a decoded message to the loop, or holds it (see `held`).
-    @inlinable
-    func deliver(_ event: Event, to loop: SpinLoop<State, Event>) {
-        if emitsWithoutWaiting {
-            deliverWithoutWaiting(event, to: loop)
-        } else {
-            // Any other queue never waits: it accepts the event, drops it
-            // (a full `.dropNewest` queue, counted by the loop), or refuses
-            // it once the loop stops (the channel went inactive: moot).
-            // NIO reads on the channel's event loop, the loop's executor:
-            // an idle loop reduces the message here and now (the in-place
-            // path).
-            _ = loop.emitOnOwnExecutor(event)
-        }
-    }
-
-    /// `deliver` on a `.block` queue: emits without waiting, or holds the
-    /// message (behind any already held).
+    /// A read's message on a `.block` queue: emits without waiting, or holds
+    /// the message (behind any already held).
     @usableFromInline
     func deliverWithoutWaiting(_ event: Event, to loop: SpinLoop<State, Event>) {
         if held.isEmpty, loop.emitWithoutWaiting(event) != nil { return }

@@ -30,41 +30,36 @@ import Dispatch
 // protected by a lock, or runner only, as its label says.
 @usableFromInline
 final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecked Sendable {
-    let options: SpinOptions
+    // The stored properties' order is their layout (a class's fields are
+    // laid out as declared): a request through an idle loop (a server's
+    // connection, cold since its last request) loads each line it touches,
+    // so what every emit and slice reads comes first and together: the
+    // reducer's, the queue's, the counters', the state's and the checks'
+    // references on one line, the queue's kind, bound and budget on the
+    // next, then the runner's own fields (`RunnerOwned`, its hot ones
+    // first). What only a start, a stop, an observer or a custom queue
+    // reads comes after the runner's fields, whose size depends on `State`
+    // (their offsets are then read from the class's metadata: slower, and
+    // only off the hot path).
+
+    // runner only: the running state, and `runner` below (the batch, events
+    // emitted on the runner itself, the counts, the inline chains).
+    // The state lives behind a pointer, not in a stored property: the reducer
+    // passes `statePointer.pointee` to the user's reducer by address, where a
+    // generic class property is first copied out (a value-witness call per
+    // event, the reducer's largest cost in reduce-1p). It points into the
+    // snapshot's allocation, beside the boxes a batch publishes it to.
+    let statePointer: UnsafeMutablePointer<State>
     /// The reducer's function, stored directly so that the per-event path
     /// loads it without generic field-offset lookups.
     let reduceFunction: @Sendable (inout State, UnsafeMutableRawPointer) -> Void
-    /// The reducer over a run of adjacent events (`Reducer.reduceRunInPlace`),
-    /// for a lane's runs; nil for a reducer with effects.
-    let reduceRunFunction: (@Sendable (inout State, UnsafeMutableRawPointer, Int) -> Void)?
     // The event queue, concretely typed (an existential would stop the
     // compiler from calling its methods directly): exactly one is non-nil,
     // named by `queueTag`. Unwrapped with `!` (a branch), not
     // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
     let lockFreeQueue: LockFreeQueue<Event>?
-    /// The lanes the runner reads (default queue only; see
-    /// LoopCore+Lanes.swift): changed by the runner, scanned by any thread
-    /// under the gate. In the words' allocation; the C set follows its own
-    /// table.
-    var laneSet: OpaquePointer? {
-        @inline(__always) get { queueTag == .lockFree ? OpaquePointer(words.laneSetMemory) : nil }
-    }
-    /// The loop's identity in the threads' lane tables: never reused.
-    let loopID: UInt64
-    /// What bounds the default queue of a `.bounded` loop; nil for an
-    /// unbounded one.
-    let bound: BoundedAdmission?
-    /// A queue made outside the engine (`QueueKind.custom`), reached
-    /// through its protocol.
-    let customQueue: CustomQueueCalls<Event>?
-    /// `customQueue`, unretained (it keeps it): see `withCustomQueue`.
-    let customCalls: Unmanaged<CustomQueueCalls<Event>>?
     let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
-    /// The `states` subscribers, created by the first subscription (most
-    /// loops never have one): written once under `completion`'s lock before
-    /// `words.observersCreated` is set (release); read after that flag.
-    nonisolated(unsafe) private var observerStorage: StateObservers<State>?
     /// The spin's observers (see ``SpinObserver``); nil when it has none,
     /// which keeps every observer call off the engine's paths.
     let hub: ObserverHub<State, Event>?
@@ -74,12 +69,60 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// publishes it to the runner) and before any other thread sees the
     /// loop; only read after that, which is why it is `nonisolated(unsafe)`.
     nonisolated(unsafe) var reductionGate: ReductionGate<State>?
+    /// `options.maxBatch`, kept beside the fields every slice reads.
+    let maxBatch: Int
+    /// What bounds the default queue of a `.bounded` loop; nil for an
+    /// unbounded one.
+    let bound: BoundedAdmission?
+    /// The queued and attached feedback workers; nil for a loop with
+    /// neither (empty arrays of a generic element type would cost this
+    /// unspecialized code metadata lookups at every start). The inline ones
+    /// are held by their chains (`RunnerOwned.firstInlineWorker`, `firstLatestInlineWorker`).
+    var workers: LoopWorkers<State, Event>?
+    /// The loop's identity in the threads' lane tables: never reused.
+    let loopID: UInt64
+    /// The reducer over a run of adjacent events (`Reducer.reduceRunInPlace`),
+    /// for a lane's runs; nil for a reducer with effects.
+    let reduceRunFunction: (@Sendable (inout State, UnsafeMutableRawPointer, Int) -> Void)?
+    /// `customQueue`, unretained (it keeps it): see `withCustomQueue`.
+    let customCalls: Unmanaged<CustomQueueCalls<Event>>?
+    /// Which of the queues above is the loop's (see them).
+    let queueTag: QueueTag
+    /// The runner's own emits go on to the custom queue at the end of each
+    /// slice's reductions instead of being reduced in it: a loop under a
+    /// ``ManualDrive`` (SpindleTesting's runner; see `moveReentrantToQueue`).
+    let runnerEmitsThroughQueue: Bool
+    /// Everything only the loop's runner touches (see `RunnerOwned`). Reach
+    /// it through `runner`, which checks the thread in debug builds; directly
+    /// only before the loop's first scheduling (its start, which publishes
+    /// what it stores to the first runner).
+    @exclusivity(unchecked) var unsafeRunnerOwned: RunnerOwned
+    /// A queue made outside the engine (`QueueKind.custom`), reached
+    /// through its protocol.
+    let customQueue: CustomQueueCalls<Event>?
+    /// The `states` subscribers, created by the first subscription (most
+    /// loops never have one): written once under `completion`'s lock before
+    /// `words.observersCreated` is set (release); read after that flag.
+    nonisolated(unsafe) private var observerStorage: StateObservers<State>?
+    // protected by lock: the final report and the stop calls waiting for it.
+    let completion = Lock(LoopCompletion())
+    let options: SpinOptions
+
+    var state: State {
+        @inline(__always) get { statePointer.pointee }
+    }
+    /// The lanes the runner reads (default queue only; see
+    /// LoopCore+Lanes.swift): changed by the runner, scanned by any thread
+    /// under the gate. In the words' allocation; the C set follows its own
+    /// table.
+    var laneSet: OpaquePointer? {
+        @inline(__always) get { queueTag == .lockFree ? OpaquePointer(words.laneSetMemory) : nil }
+    }
     /// atomic: events accepted, counted only when observed (`hub` non-nil),
     /// so that batch reports can give the queue depth.
     var acceptedCount: UnsafeAtomic<Int> {
         @inline(__always) get { words.acceptedCount }
     }
-
     // The atomics every emit touches live on the loop's one line of words
     // (`LoopWords`): UnsafeAtomic views, not ManagedAtomic (whose
     // storage-pointer getter is an out-of-line generic call).
@@ -97,37 +140,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var graceDone: UnsafeAtomic<Bool> {
         @inline(__always) get { words.graceDone }
     }
-
-    // protected by lock: the final report and the stop calls waiting for it.
-    let completion = Lock(LoopCompletion())
-
-    // runner only: the running state, and `runner` below (the batch, events
-    // emitted on the runner itself, the counts, the inline chains).
-    // The state lives behind a pointer, not in a stored property: the reducer
-    // passes `statePointer.pointee` to the user's reducer by address, where a
-    // generic class property is first copied out (a value-witness call per
-    // event, the reducer's largest cost in reduce-1p). It points into the
-    // snapshot's allocation, beside the boxes a batch publishes it to.
-    let statePointer: UnsafeMutablePointer<State>
-    var state: State {
-        @inline(__always) get { statePointer.pointee }
-    }
-    /// The queued and attached feedback workers; nil for a loop with
-    /// neither (empty arrays of a generic element type would cost this
-    /// unspecialized code metadata lookups at every start). The inline ones
-    /// are held by their chains (`RunnerOwned.firstInlineWorker`, `firstLatestInlineWorker`).
-    var workers: LoopWorkers<State, Event>?
-    /// Which of the queues above is the loop's (see them).
-    let queueTag: QueueTag
-    /// The runner's own emits go on to the custom queue at the end of each
-    /// slice's reductions instead of being reduced in it: a loop under a
-    /// ``ManualDrive`` (SpindleTesting's runner; see `moveReentrantToQueue`).
-    let runnerEmitsThroughQueue: Bool
-    /// Everything only the loop's runner touches (see `RunnerOwned`). Reach
-    /// it through `runner`, which checks the thread in debug builds; directly
-    /// only before the loop's first scheduling (its start, which publishes
-    /// what it stores to the first runner).
-    @exclusivity(unchecked) var unsafeRunnerOwned: RunnerOwned
 
     /// The runner-only state, checked (swift-nio's `NIOLoopBound`): in debug
     /// builds every access off the loop's runner crashes; in release builds
@@ -153,28 +165,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// rather than Array, Deque or tuples (see RawFIFO); the fixed-size
     /// fields first, so their offsets are static in this generic struct, and
     /// the one-byte flags together (apart, each cost a word of padding, and
-    /// the core's size decides its allocation's size class).
+    /// the core's size decides its allocation's size class). What a slice
+    /// reads for every event (the flags, the inline chain, the counts, the
+    /// runner's own queue) comes first: one line.
     struct RunnerOwned: ~Copyable {
-        var batchStates = RawBatch<State>()
-        var reentrant = RawFIFO<Event>()
-        var reducedCount = 0
-        var discardedCount = 0
-        /// Where waiting `states` observers start in this batch: they get
-        /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
-        /// -1: no observer waiting.
-        var observerBaseIndex = -1
-        /// The inline workers, linked through `FeedbackWorker.runnerOwned.nextInline`
-        /// (set at start): the per-reduction walk follows class references,
-        /// where iterating the array in this unspecialized generic code asked
-        /// the runtime for generic metadata on every reduction.
-        var firstInlineWorker: FeedbackWorker<State, Event>?
-        /// The inline workers that take only the latest state
-        /// (`StateDelivery.latestState`), linked the same way: they run once
-        /// per batch, in `publish`, not after each reduction.
-        var firstLatestInlineWorker: FeedbackWorker<State, Event>?
-        /// The `settled()` calls the runner took at the start of a slice:
-        /// resumed once a slice ends with the queue empty (LoopCore+Settle.swift).
-        var settling: [CheckedContinuation<Void, Never>] = []
         /// Whether the first slice (the initial state's delivery) has run.
         var started = false
         /// Whether the current batch collects each state (for feedbacks or observers).
@@ -187,6 +181,26 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         var hasInlineWorkers = false
         /// Whether `firstLatestInlineWorker` is set.
         var hasLatestInlineWorkers = false
+        /// The inline workers, linked through `FeedbackWorker.runnerOwned.nextInline`
+        /// (set at start): the per-reduction walk follows class references,
+        /// where iterating the array in this unspecialized generic code asked
+        /// the runtime for generic metadata on every reduction.
+        var firstInlineWorker: FeedbackWorker<State, Event>?
+        var reducedCount = 0
+        /// Where waiting `states` observers start in this batch: they get
+        /// `observerBaseState` first, then `batchStates[observerBaseIndex...]`.
+        /// -1: no observer waiting.
+        var observerBaseIndex = -1
+        var reentrant = RawFIFO<Event>()
+        /// The inline workers that take only the latest state
+        /// (`StateDelivery.latestState`), linked the same way: they run once
+        /// per batch, in `publish`, not after each reduction.
+        var firstLatestInlineWorker: FeedbackWorker<State, Event>?
+        var batchStates = RawBatch<State>()
+        var discardedCount = 0
+        /// The `settled()` calls the runner took at the start of a slice:
+        /// resumed once a slice ends with the queue empty (LoopCore+Settle.swift).
+        var settling: [CheckedContinuation<Void, Never>] = []
         /// The state the waiting `states` observers start from (see
         /// `observerBaseIndex`). Last: its size depends on `State`.
         var observerBaseState: State
@@ -195,6 +209,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// Creates a loop to run on `executor` (started by `start(spin:)`).
     init(spin: Spin<State, Event>, options: SpinOptions, executor: any LoopExecutor) {
         self.options = options
+        maxBatch = options.maxBatch
         self.reduceFunction = spin.reducer.reduceInPlace
         self.reduceRunFunction = spin.reducer.reduceRunInPlace
         let snapshot = StateSnapshot(spin.initialState)
@@ -326,7 +341,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         self.workers = workers
     }
 
-    override var budget: Int { options.maxBatch }
+    override var budget: Int { maxBatch }
 
     /// The loop's serial queue when it runs on one (`SpinExecutor.queue`):
     /// where effects that name no queue run. Read from the options, as the

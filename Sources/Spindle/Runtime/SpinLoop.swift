@@ -268,6 +268,13 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline
     package func emitOnOwnExecutor(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
 
+    /// `emitOnOwnExecutor(_:)` without this object: a caller that emits
+    /// per message of a connection keeps it, so that an emit reaches the
+    /// loop's core without loading this object's line first (the loop is
+    /// cold between a connection's requests). Unowned: valid only while
+    /// this loop is alive (the caller holds it).
+    package var ownExecutorEmitter: OwnExecutorEmitter<State, Event> { OwnExecutorEmitter(core: core) }
+
     /// An emit that never waits: nil instead of waiting when a
     /// ``OverflowPolicy/block`` bounded queue is full (nothing is then
     /// accepted, counted or reported; the caller keeps the event and tries
@@ -372,4 +379,21 @@ private final class StartFailure: Sendable {
     init(_ error: SpinExecutorError) {
         self.error = error
     }
+}
+
+/// ``SpinLoop/emitOnOwnExecutor(_:)``, held apart from the loop (see
+/// `SpinLoop.ownExecutorEmitter`). Holds the loop's core unowned: whoever
+/// keeps one keeps the loop alive as long.
+@usableFromInline
+package struct OwnExecutorEmitter<State: Sendable, Event: Sendable> {
+    @usableFromInline unowned(unsafe) let core: LoopCore<State, Event>
+
+    init(core: LoopCore<State, Event>) {
+        self.core = core
+    }
+
+    /// `SpinLoop.emitOnOwnExecutor(_:)`: on the loop's own executor's
+    /// serial context only.
+    @usableFromInline
+    package func emit(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
 }

@@ -31,17 +31,20 @@ struct LoopWords: @unchecked Sendable {
     private static var size: Int { wordsSize + spindle_task_size() + spindle_lane_set_size() }
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
-    /// after the words.
+    /// after the lane set: only a scheduling through the executor's queue
+    /// touches it.
     let task: OpaquePointer
-    /// Room for the loop's lane set (see `spindle_lane_set`), after the
-    /// task node: uninitialized until a loop on the lock-free queue
-    /// initializes it (`spindle_lane_set_init`); the loop deinitializes it.
+    /// Room for the loop's lane set (see `spindle_lane_set`: one pointer),
+    /// right after the words, on their line: an emit's empty-queue check
+    /// reads it (`spindle_lane_set_looks_runnable`). Uninitialized until a
+    /// loop on the lock-free queue initializes it (`spindle_lane_set_init`);
+    /// the loop deinitializes it.
     let laneSetMemory: UnsafeMutableRawPointer
 
     init() {
         // Word-aligned, not line-aligned: an aligned allocation pads to the
-        // line (64 bytes or more per loop). The words, the task and the lane
-        // set share one allocation (a malloc chunk each cost 16 bytes more,
+        // line (64 bytes or more per loop). The words, the lane set and the
+        // task share one allocation (a malloc chunk each cost 16 bytes more,
         // and a request through the loop one more line to fetch).
         base = .allocate(byteCount: Self.size, alignment: 8)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
@@ -61,8 +64,8 @@ struct LoopWords: @unchecked Sendable {
             .initialize(to: .init(false))
         (base + Self.settlePendingOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
-        task = spindle_task_init(base + Self.wordsSize, nil)
-        laneSetMemory = base + Self.wordsSize + spindle_task_size()
+        laneSetMemory = base + Self.wordsSize
+        task = spindle_task_init(base + Self.wordsSize + spindle_lane_set_size(), nil)
         assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
                && SchedulingState.finished.rawValue > SPINDLE_SCHEDULING_RUNNING,
                "the C fast path's reading of SchedulingState")

@@ -28,35 +28,56 @@ class ScheduledLoop: @unchecked Sendable {
     var schedulingState: UnsafeAtomic<SchedulingState> {
         @inline(__always) get { words.schedulingState }
     }
-    /// The C node that links the loop into a ready queue (in `words`' allocation).
-    let task: OpaquePointer
-    /// Runs the loop. Immutable.
-    let executor: any LoopExecutor
+    // Laid out as declared: what an emit reads on any thread (the words'
+    // pointers, `executorMayRunHere`, the task, the executor) first, never
+    // written after the start; then the runner's idle bookkeeping, which
+    // the runner writes at every idle transition (apart from the former,
+    // so that those writes do not take the line from producers' cores).
     /// Whether the executor may let an emit run the loop in place
     /// (`LoopExecutor.runsHere`): asked once, so that every other
     /// executor's wakes skip the call. Immutable.
     let executorMayRunHere: Bool
+    /// The C node that links the loop into a ready queue (in `words`' allocation).
+    let task: OpaquePointer
+    /// Runs the loop. Immutable.
+    let executor: any LoopExecutor
+    /// The thread that last left this loop idle, and its scheduling count
+    /// then (`spindle_thread_scheduling_count`): the next runner tells from
+    /// them whether the loop came back to a thread that ran nothing else
+    /// meanwhile (see `waitForNextEvent`). Runner only (one at a time; the
+    /// state CAS orders consecutive runners), which is why these stored
+    /// properties are `nonisolated(unsafe)`.
+    nonisolated(unsafe) private var idleThread: UInt = 0
+    nonisolated(unsafe) private var idleSchedulings: UInt64 = 0
+    /// The pauses a lingering runner waits for a batch to form
+    /// (`waitForBatch`; at most `maximumFormationPauses`). Runner only.
+    nonisolated(unsafe) private var storedFormationPauses: Int32 = 8
+    /// The idle wait's backoff (see `waitForNextEvent`): idle transitions
+    /// to go before the next wait (at most 64), and how many waits in a row
+    /// saw nothing (at most 6). Runner only.
+    nonisolated(unsafe) private var storedIdleWaitSkips: Int16 = 0
+    nonisolated(unsafe) private var storedIdleWaitMisses: Int8 = 0
     /// atomic: the thread running a slice (its pthread id), 0 between slices.
     /// An emit from that thread is an emit from the loop's own executor.
     var runnerToken: UnsafeAtomic<UInt> {
         @inline(__always) get { words.runnerToken }
     }
-    /// The pauses a lingering runner waits for a batch to form
-    /// (`waitForBatch`). Runner only (one at a time; the state CAS orders
-    /// consecutive runners), which is why this one stored property is
-    /// `nonisolated(unsafe)`.
-    nonisolated(unsafe) private var formationPauses = 8
-    /// The idle wait's backoff (see `waitForNextEvent`): idle transitions
-    /// to go before the next wait, and how many waits in a row saw nothing.
-    /// Runner only, as `formationPauses`.
-    nonisolated(unsafe) private var idleWaitSkips = 0
-    nonisolated(unsafe) private var idleWaitMisses = 0
-    /// The thread that last left this loop idle, and its scheduling count
-    /// then (`spindle_thread_scheduling_count`): the next runner tells from
-    /// them whether the loop came back to a thread that ran nothing else
-    /// meanwhile (see `waitForNextEvent`). Runner only, as `formationPauses`.
-    nonisolated(unsafe) private var idleThread: UInt = 0
-    nonisolated(unsafe) private var idleSchedulings: UInt64 = 0
+    // The stored counters above (narrowed: their ranges are small, and the
+    // runner's bookkeeping then fits one line with the pool's links), as
+    // the `Int`s the scheduling computes with.
+    private var formationPauses: Int {
+        @inline(__always) get { Int(storedFormationPauses) }
+        @inline(__always) set { storedFormationPauses = Int32(truncatingIfNeeded: newValue) }
+    }
+    private var idleWaitSkips: Int {
+        @inline(__always) get { Int(storedIdleWaitSkips) }
+        @inline(__always) set { storedIdleWaitSkips = Int16(truncatingIfNeeded: newValue) }
+    }
+    private var idleWaitMisses: Int {
+        @inline(__always) get { Int(storedIdleWaitMisses) }
+        @inline(__always) set { storedIdleWaitMisses = Int8(truncatingIfNeeded: newValue) }
+    }
+
     /// How long a runner waits for a loop's next event before its idle
     /// transition (`waitForNextEvent`): about what a lane's fence costs, and
     /// several closed-loop round trips between cores.
