@@ -121,6 +121,18 @@ let package = Package(
             dependencies: ["Spindle", "CMallocCounter", product("ArgumentParser", "swift-argument-parser", trait: "Benchmarks")],
             path: "Benchmarks/Soak"
         ),
+        // `scripts/footprint.sh`'s driver: the example server's handlers on
+        // NIO's testing channels, synchronously, for callgrind.
+        .executableTarget(
+            name: "http-footprint",
+            dependencies: [
+                "HTTPExample",
+                product("NIOCore", "swift-nio", trait: "SpindleNIO"),
+                product("NIOEmbedded", "swift-nio", trait: "SpindleNIO"),
+                product("NIOHTTP1", "swift-nio", trait: "SpindleNIO"),
+            ],
+            path: "Benchmarks/HTTPFootprint"
+        ),
         // The HTTP server `scripts/load.sh` loads (plain NIO, SpindleNIO, the pool).
         .executableTarget(
             name: "spindle-http-server",

@@ -111,7 +111,10 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         pendingStart = PendingStart(spin: spin, options: options, replies: .array(replies)) { side, pending in
             guard case .array(let replies) = pending.replies else { preconditionFailure("SpindleNIO: replies") }
             let bound = InlineFeedbackBound(side)
-            return { state in bound.side.reduced(writing: { out in for message in replies(state) { out.write(message) } }) }
+            return Feedback(renderingInline: { state, _ in
+                bound.side.reduced(writing: { out in for message in replies(state) { out.write(message) } })
+                return false
+            })
         }
     }
 
@@ -139,7 +142,10 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         pendingStart = PendingStart(spin: spin, options: options, replies: .writer(write)) { side, pending in
             guard case .writer(let write) = pending.replies else { preconditionFailure("SpindleNIO: replies") }
             let bound = InlineFeedbackBound(side)
-            return { state in bound.side.reduced(writing: { write(state, &$0) }) }
+            return Feedback(renderingInline: { state, _ in
+                bound.side.reduced(writing: { write(state, &$0) })
+                return false
+            })
         }
     }
 
@@ -156,15 +162,16 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         @usableFromInline let spin: Spin<State, Event>
         @usableFromInline let options: SpinOptions
         @usableFromInline let replies: Replies
-        /// The writer feedback's effect for a channel's side, specialized
-        /// (made by the init in its caller's module; it captures nothing:
-        /// it finds the replies in this object).
-        @usableFromInline let makeWriter: (ChannelSide<State, Event, OutboundOut>, PendingStart) -> @Sendable (State) -> Void
+        /// The writer feedback for a channel's side, specialized (made by
+        /// the init in its caller's module; it captures nothing: it finds
+        /// the replies in this object). Called by the engine after each
+        /// reduction with no wrapper between (`Feedback(renderingInline:)`).
+        @usableFromInline let makeWriter: (ChannelSide<State, Event, OutboundOut>, PendingStart) -> Feedback<State, Event>
 
         @inlinable
         init(
             spin: Spin<State, Event>, options: SpinOptions, replies: Replies,
-            makeWriter: @escaping (ChannelSide<State, Event, OutboundOut>, PendingStart) -> @Sendable (State) -> Void
+            makeWriter: @escaping (ChannelSide<State, Event, OutboundOut>, PendingStart) -> Feedback<State, Event>
         ) {
             self.spin = spin
             self.options = options
@@ -259,9 +266,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
         // state, in order, written as it is reduced.
         let loop: SpinLoop<State, Event>
         do {
-            loop = try pending.spin.start(options: options, adding: [
-                Feedback(effect: pending.makeWriter(side, pending))
-            ])
+            loop = try pending.spin.start(options: options, adding: [pending.makeWriter(side, pending)])
         } catch {
             // Options that cannot run, a spin that needs an environment:
             // the channel cannot be served. Its pipeline hears why, and

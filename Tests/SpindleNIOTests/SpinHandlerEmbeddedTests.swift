@@ -278,6 +278,37 @@ final class ReadingWriter: ChannelDuplexHandler, Sendable {
         #expect(try await channel.testingEventLoop.executeInContext { bound.value.loop == nil })
     }
 
+    /// Records the effect runs that finished (the writer feedback's, on an
+    /// observed loop).
+    final class FinishedRuns: SpinObserver, Sendable {
+        typealias State = SumState
+        typealias Event = Int
+        let runs = Recorder<EffectRun>()
+        func effectFinished(_ run: EffectRun) { runs.append(run) }
+    }
+
+    @Test func anObservedLoopRepliesToEachStateInOrderThroughTheObservedPath() async throws {
+        // With an observer the engine runs the writer feedback through its
+        // general path (each run reported), not the direct call it makes
+        // for an unobserved loop: the replies are the same.
+        let observer = FinishedRuns()
+        let channel = NIOAsyncTestingChannel()
+        let bound = try await channel.testingEventLoop.executeInContext {
+            let handler = SpinHandler(
+                spin: sumSpin.observed(by: observer), event: { (number: Int) in number },
+                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
+            try channel.pipeline.syncOperations.addHandler(handler)
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        for number in 1...5 { try await channel.writeInbound(number) }
+        #expect(try await replies(5, from: channel) == [1, 3, 6, 10, 15])
+        // One run per state: the initial state's and the five reduced.
+        #expect(observer.runs.count == 6)
+        _ = try await closeAndStop(channel, bound)
+    }
+
     @Test func theLoopStopsWhenTheChannelCloses() async throws {
         let (channel, _, bound) = try await makeChannel()
         for number in 1...3 { try await channel.writeInbound(number) }

@@ -29,6 +29,29 @@ extension Feedback {
             strategy: .cancelOnNewState)
     }
 
+    /// A render-only feedback on the loop's executor (as the render-only
+    /// `init(effect:on:)` with no queue), given in the shape
+    /// the engine calls after each reduction: `effect` gets the state and
+    /// scratch memory it must leave alone, and returns false (it emits
+    /// nothing). The engine then calls `effect` itself, with no wrapper
+    /// closure between them: a loop cold since its last state loads one
+    /// line fewer per state (SpindleNIO's writer, per request).
+    @usableFromInline
+    package init(renderingInline effect: @escaping @Sendable (State, UnsafeMutableRawPointer) -> Bool) {
+        self.init(
+            syncEffect: { state in
+                // The general path (an observed loop): the same call, with
+                // scratch room the effect never writes.
+                withUnsafeTemporaryAllocation(of: Event.self, capacity: 1) { scratch in
+                    _ = effect(state, UnsafeMutableRawPointer(scratch.baseAddress.unsafelyUnwrapped))
+                }
+                return nil
+            },
+            writingInto: effect,
+            queue: nil,
+            strategy: .cancelOnNewState)
+    }
+
     /// Creates a feedback from an effect that takes no state and returns an
     /// `AsyncSequence` of events (Spin.Swift's `() -> Stream<Event>` form):
     /// an event source — user input, a socket, a timer — subscribed once
