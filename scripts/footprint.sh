@@ -17,6 +17,8 @@ cd "$(dirname "$0")/.."
 connections=${1:-3000}
 requests=${2:-30000}
 scripts/install-deps.sh valgrind >/dev/null
+# objcopy (below) is binutils'.
+command -v objcopy >/dev/null 2>&1 || scripts/install-deps.sh binutils >/dev/null
 
 echo "== build (release)" >&2
 swift build -c release --product http-footprint >&2
