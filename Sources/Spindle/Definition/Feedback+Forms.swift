@@ -43,7 +43,7 @@ extension Feedback {
                 // The general path (an observed loop): the same call, with
                 // scratch room the effect never writes.
                 withUnsafeTemporaryAllocation(of: Event.self, capacity: 1) { scratch in
-                    _ = effect(state, UnsafeMutableRawPointer(scratch.baseAddress.unsafelyUnwrapped))
+                    _ = effect(state, UnsafeMutableRawPointer(scratch.baseAddress!))
                 }
                 return nil
             },
