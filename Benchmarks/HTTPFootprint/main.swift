@@ -17,19 +17,6 @@ import Glibc
 import Darwin
 #endif
 
-/// The head of a connection's pipeline: counts the response bytes.
-final class ResponseSink: ChannelOutboundHandler {
-    typealias OutboundIn = IOData
-    var bytes = 0
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        bytes += unwrapOutboundIn(data).readableBytes
-        promise?.succeed()
-    }
-
-    func flush(context: ChannelHandlerContext) {}
-}
-
 /// One socket read's worth: the request, then read complete.
 @inline(never)
 func read(_ request: ByteBuffer, on channel: EmbeddedChannel) {

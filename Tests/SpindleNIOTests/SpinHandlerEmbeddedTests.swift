@@ -52,16 +52,16 @@ final class ReadingWriter: ChannelDuplexHandler, Sendable {
 }
 
 @Suite struct SpinHandlerEmbeddedTests {
-    /// A channel with `ReadCounter` then a `SpinHandler` running `sumSpin`,
+    /// A channel with `ReadCounter` then a `SpinHandler` running `spin`,
     /// activated (so the handler's loop has started).
     func makeChannel(
-        options: SpinOptions = SpinOptions()
+        spin: Spin<SumState, Int> = sumSpin, options: SpinOptions = SpinOptions()
     ) async throws -> (NIOAsyncTestingChannel, ReadCounter, NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>) {
         let channel = NIOAsyncTestingChannel()
         let counter = ReadCounter()
         let handler = try await channel.testingEventLoop.executeInContext {
             let handler = SpinHandler(
-                spin: sumSpin, options: options, event: { (number: Int) in number },
+                spin: spin, options: options, event: { (number: Int) in number },
                 replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
             try channel.pipeline.syncOperations.addHandlers([counter, handler])
             return NIOLoopBound(handler, eventLoop: channel.eventLoop)
@@ -292,16 +292,7 @@ final class ReadingWriter: ChannelDuplexHandler, Sendable {
         // general path (each run reported), not the direct call it makes
         // for an unobserved loop: the replies are the same.
         let observer = FinishedRuns()
-        let channel = NIOAsyncTestingChannel()
-        let bound = try await channel.testingEventLoop.executeInContext {
-            let handler = SpinHandler(
-                spin: sumSpin.observed(by: observer), event: { (number: Int) in number },
-                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
-            try channel.pipeline.syncOperations.addHandler(handler)
-            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        }
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
-        await channel.testingEventLoop.run()
+        let (channel, _, bound) = try await makeChannel(spin: sumSpin.observed(by: observer))
         for number in 1...5 { try await channel.writeInbound(number) }
         #expect(try await replies(5, from: channel) == [1, 3, 6, 10, 15])
         // One run per state: the initial state's and the five reduced.

@@ -12,7 +12,7 @@ extension StressSuite {
     /// *on* the loops' queues, where an emit that finds its loop idle runs
     /// it in place (the direct path when the loop's queue is empty: the
     /// event skips it). Half of the emits on the queues go through
-    /// `emitOnOwnExecutor` (SpindleNIO's handler's emit, the in-place path),
+    /// `OwnExecutorEmitter.emit` (SpindleNIO's handler's emit, the in-place path),
     /// interleaved with plain emits into the same loops. One runner at a
     /// time, every accepted item reduced once, in producer order, every
     /// object freed.
@@ -30,12 +30,12 @@ extension StressSuite {
             }
             #expect(premise.reducedInPlace > 0, "no emit ran its loop in place in 3 runs: the inline path was not exercised")
             #expect(premise.direct > 0, "no emit took its loop by the direct path in 3 runs")
-            #expect(premise.ownExecutor > 0, "no emitOnOwnExecutor reduced its event in place in 3 runs")
+            #expect(premise.ownExecutor > 0, "no in-place emit (ownExecutorEmitter.emit) reduced its event in place in 3 runs")
         }
 
         /// One run; returns how many reductions ran inside an emit on the
         /// loop's own queue, how many schedulings the direct path took, and
-        /// how many reductions ran inside an `emitOnOwnExecutor`.
+        /// how many reductions ran inside an in-place emit (`ownExecutorEmitter.emit`).
         private func runOnce(attempt: Int) async throws -> (reducedInPlace: Int, direct: Int, ownExecutor: Int) {
             let baseline = await LiveBaseline.settle()
             let queues = 2
@@ -57,7 +57,7 @@ extension StressSuite {
             // Set while a producer's block runs on queue q: a reduction on
             // queue q that sees it ran inside that block's emit.
             let insideBlock = (0..<queues).map { _ in BlockMark() }
-            // Set around a block's `emitOnOwnExecutor` calls on queue q.
+            // Set around a block's in-place emits (`ownExecutorEmitter.emit`) on queue q.
             let insideOwnExecutorEmit = (0..<queues).map { _ in BlockMark() }
             let reducedInPlace = Counter()
             let reducedByOwnExecutorEmit = Counter()
@@ -110,7 +110,7 @@ extension StressSuite {
                                 let result: EmitResult
                                 if position % 2 == 0 {
                                     insideOwnExecutorEmit[queue].set(true)
-                                    result = running[index].emitOnOwnExecutor(item)
+                                    result = running[index].ownExecutorEmitter.emit(item)
                                     insideOwnExecutorEmit[queue].set(false)
                                 } else {
                                     result = running[index].emit(item)
@@ -136,7 +136,7 @@ extension StressSuite {
                     sum.inline += loop.runsInPlace.inline
                 }
                 direct = runs.direct
-                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, schedulings run in place: \(runs.direct) direct, \(runs.inline) after enqueueing, \(reducedByOwnExecutorEmit.current) reduced inside emitOnOwnExecutor, \(dropped.current) dropped")
+                stressLine("SPINDLE-STRESS inline attempt \(attempt): \(loops) loops, \(accepted) items, \(reducedInPlace.current) reduced in place, schedulings run in place: \(runs.direct) direct, \(runs.inline) after enqueueing, \(reducedByOwnExecutorEmit.current) reduced inside an in-place emit, \(dropped.current) dropped")
             }
             await baseline.expectReturned()
             return (reducedInPlace.current, direct, reducedByOwnExecutorEmit.current)

@@ -132,7 +132,7 @@ struct ContextQueue: Sendable {
         await loop.stop()
     }
 
-    /// `emitOnOwnExecutor` (SpindleNIO's emit, the in-place path): on the
+    /// `OwnExecutorEmitter.emit` (SpindleNIO's emit, the in-place path): on the
     /// loop's context, its event and the event its inline feedback answers
     /// with are reduced, and the states handed to the feedback, before it
     /// returns; so on a bounded queue and with an observer, where it takes
@@ -154,7 +154,7 @@ struct ContextQueue: Sendable {
         await loop.settled()
         context.sync {}
         let (result, inCall) = context.sync { () -> (EmitResult, [Int]) in
-            (loop.emitOnOwnExecutor(.increment), seen.values)
+            (loop.ownExecutorEmitter.emit(.increment), seen.values)
         }
         #expect(result == .accepted)
         #expect(inCall == [0, 1, 2], "the emit returned before its event and the feedback's answer were reduced")
@@ -164,7 +164,7 @@ struct ContextQueue: Sendable {
             #expect(reports.values == ["accepted", "accepted", "reduced 1", "reduced 2"])
         }
         await loop.stop()
-        #expect(context.sync { loop.emitOnOwnExecutor(.increment) } == .stopped)
+        #expect(context.sync { loop.ownExecutorEmitter.emit(.increment) } == .stopped)
         #expect(loop.state == 2)
     }
 }

@@ -116,20 +116,3 @@ enum HTTPHandlerScenario {
         pipeline.fireChannelReadComplete()
     }
 }
-
-/// The head of a connection's pipeline: counts the response bytes written
-/// and drops them (nothing reaches the testing channel's buffers).
-///
-/// `@unchecked Sendable`: `bytes` is touched only on the connections' event
-/// loop (its handler methods, and the scenario's `executeInContext` calls).
-private final class ResponseSink: ChannelOutboundHandler, @unchecked Sendable {
-    typealias OutboundIn = IOData
-    private(set) var bytes = 0
-
-    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        bytes += unwrapOutboundIn(data).readableBytes
-        promise?.succeed()
-    }
-
-    func flush(context: ChannelHandlerContext) {}
-}

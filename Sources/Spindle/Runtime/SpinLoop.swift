@@ -258,21 +258,10 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     @usableFromInline @inline(never)
     func emitOffLane(_ event: Event) -> EmitResult { core.emit(event) }
 
-    /// ``emit(_:)`` from the loop's own executor's serial context, for a
-    /// caller that knows it is there (SpindleNIO's handler, which NIO calls
-    /// on its channel's event loop): an idle loop with an empty queue
-    /// reduces the event at once, on the calling thread, with none of the
-    /// checks `emit` makes to find where it runs (`LoopCore.emitOnOwnExecutor`).
-    /// Only on that context: elsewhere an idle loop would run on the
-    /// calling thread (debug builds trap).
-    @usableFromInline
-    package func emitOnOwnExecutor(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
-
-    /// `emitOnOwnExecutor(_:)` without this object: a caller that emits
-    /// per message of a connection keeps it, so that an emit reaches the
-    /// loop's core without loading this object's line first (the loop is
-    /// cold between a connection's requests). Unowned: valid only while
-    /// this loop is alive (the caller holds it).
+    /// The in-place emit (``OwnExecutorEmitter``) of this loop, for a
+    /// caller on the loop's own executor's serial context that emits per
+    /// message and keeps it (SpindleNIO's handler). Unowned: valid only
+    /// while this loop is alive (the caller holds it).
     package var ownExecutorEmitter: OwnExecutorEmitter<State, Event> { OwnExecutorEmitter(core: core) }
 
     /// An emit that never waits: nil instead of waiting when a
@@ -381,9 +370,18 @@ private final class StartFailure: Sendable {
     }
 }
 
-/// ``SpinLoop/emitOnOwnExecutor(_:)``, held apart from the loop (see
-/// `SpinLoop.ownExecutorEmitter`). Holds the loop's core unowned: whoever
-/// keeps one keeps the loop alive as long.
+/// ``SpinLoop/emit(_:)`` from the loop's own executor's serial context,
+/// for a caller that knows it is there (SpindleNIO's handler, which NIO
+/// calls on its channel's event loop): an idle loop with an empty queue
+/// reduces the event at once, on the calling thread, with none of the
+/// checks `emit` makes to find where it runs (`LoopCore.emitOnOwnExecutor`).
+/// Only on that context: elsewhere an idle loop would run on the calling
+/// thread (debug builds trap).
+///
+/// Held apart from the loop (`SpinLoop.ownExecutorEmitter`), so that an
+/// emit reaches the loop's core without loading the `SpinLoop` object's
+/// line first (a connection's loop is cold between its requests). Holds
+/// the core unowned: whoever keeps one keeps the loop alive as long.
 @usableFromInline
 package struct OwnExecutorEmitter<State: Sendable, Event: Sendable> {
     @usableFromInline unowned(unsafe) let core: LoopCore<State, Event>
@@ -392,8 +390,7 @@ package struct OwnExecutorEmitter<State: Sendable, Event: Sendable> {
         self.core = core
     }
 
-    /// `SpinLoop.emitOnOwnExecutor(_:)`: on the loop's own executor's
-    /// serial context only.
+    /// Emits `event`: on the loop's own executor's serial context only.
     @usableFromInline
     package func emit(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
 }
