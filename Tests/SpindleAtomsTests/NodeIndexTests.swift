@@ -31,6 +31,8 @@ private final class Entry: IndexedByAtomKey {
 
     deinit { alive.count -= 1 }
 
+    static var prefetchedBytes: Int { 64 }
+
     func hasKey(_ key: AtomKey) -> Bool { self.key == key }
 }
 

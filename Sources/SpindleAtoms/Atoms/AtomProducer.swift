@@ -1,8 +1,9 @@
 /// How a store makes an atom's value, and what it does when the value is
 /// replaced or released. Each atom kind builds one; it is not made by users.
 public struct AtomProducer<Value: Sendable>: Sendable {
-    // In the order a recomputation reads them (the node holds the
-    // producer in its first cache lines).
+    // The node keeps these apart, in its first cache lines, in the order
+    // a recomputation reads them; `recompute` it resolves once, when it is
+    // made.
     /// Makes the value: called under the store's exclusion, with a context
     /// that records what the atom watches.
     @usableFromInline let compute: @Sendable (AtomTransactionContext) throws(AtomError) -> Value

@@ -22,20 +22,45 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// value's type asks the runtime for that optional's metadata.
     @usableFromInline let slot = UnsafeMutablePointer<Value>.allocate(capacity: 1)
     @usableFromInline @exclusivity(unchecked) var hasValue = false
-    /// The kind's producer, with `isEqual` filled in for an `Equatable`
-    /// value: a new value equal to the old one stops propagation here.
-    @usableFromInline let producer: AtomProducer<Value>
+    // The kind's producer's parts (see `AtomProducer`), kept apart: its
+    // specialized recomputation is the base's `recomputation`, and the
+    // propagation reads the others in this order.
+    @usableFromInline let compute: @Sendable (AtomTransactionContext) throws(AtomError) -> Value
+    /// The producer's, or `==` for an `Equatable` value it left out: a new
+    /// value equal to the old one stops propagation here.
+    @usableFromInline let isEqual: (@Sendable (Value, Value) -> Bool)?
+    @usableFromInline let end: (@Sendable (Value) -> Void)?
     @usableFromInline let atom: A
     // Not read by the propagation.
+    let isRestorable: Bool
     let storedKey: AtomKey
 
     init(atom: A, key: AtomKey, producer: AtomProducer<Value>, core: StoreCore) {
         self.atom = atom
-        self.producer = producer.isEqual != nil ? producer : AtomProducer(
-            isRestorable: producer.isRestorable, isEqual: equality(for: Value.self),
-            compute: producer.compute, end: producer.end, recompute: producer.recompute)
+        compute = producer.compute
+        // Not `??`: its generic operands would wrap the closure in thunks
+        // that every comparison then goes through.
+        if let given = producer.isEqual {
+            isEqual = given
+        } else {
+            isEqual = equality(for: Value.self)
+        }
+        end = producer.end
+        isRestorable = producer.isRestorable
         storedKey = key
-        super.init(core: core, keepAlive: atom is any KeepAlive, atomType: key.type, valueStorage: slot)
+        // The producer's specialized recomputation, if it is one for this
+        // node's atom type; else the one compiled for every type.
+        let recomputation: @Sendable (AnyAtomNode, AtomGraph) throws(AtomError) -> Bool
+        if let specialized = producer.recompute, specialized.atomType == key.type {
+            recomputation = specialized.body
+        } else {
+            recomputation = { node, graph throws(AtomError) in
+                try unsafeDowncast(node, to: AtomNode<A, Value>.self).recomputeValue(in: graph)
+            }
+        }
+        super.init(
+            core: core, keepAlive: atom is any KeepAlive, atomType: key.type, valueStorage: slot,
+            recomputation: recomputation)
     }
 
     deinit {
@@ -75,18 +100,9 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// The first computation, for a node that was just made.
     func computeFirst(in graph: AtomGraph) throws(AtomError) {
         generation &+= 1
-        let made = try graph.compute(self, producer.compute)
+        let made = try graph.compute(self, compute)
         storeValue(made)
         graph.assigned(self)
-    }
-
-    override func recompute(in graph: AtomGraph) throws(AtomError) -> Bool {
-        // The producer's specialized recomputation, if it is one for this
-        // node's atom type.
-        if let specialized = producer.recompute, specialized.atomType == atomType {
-            return try specialized.body(self, graph)
-        }
-        return try recomputeValue(in: graph)
     }
 
     /// Computes the value again; whether it changed. Inlinable: the
@@ -101,7 +117,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         let oldTerminations = terminations.isEmpty ? nil : takeTerminations()
         let made: Value
         do {
-            made = try graph.compute(self, producer.compute)
+            made = try graph.compute(self, compute)
         } catch {
             // The old value stays, with its terminations; what the failed
             // computation added ends now.
@@ -133,7 +149,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
         let old = slot.pointee
         endValue(old, in: graph)
         slot.pointee = newValue
-        if producer.isEqual?(old, newValue) == true { return false }
+        if isEqual?(old, newValue) == true { return false }
         if !watchers.isEmpty { queue(newValue, in: graph) }
         graph.changed(self)
         return true
@@ -178,7 +194,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// next one, or with the release.
     @inlinable
     func endValue(_ old: Value, in graph: AtomGraph) {
-        if let end = producer.end {
+        if let end {
             graph.ends.append { end(old) }
         }
     }
@@ -202,11 +218,11 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
 
     override func snapshotEntry() -> AtomSnapshot.Entry {
         AtomSnapshot.Entry(
-            description: atomDescription, value: hasValue ? slot.pointee : nil, isRestorable: producer.isRestorable)
+            description: atomDescription, value: hasValue ? slot.pointee : nil, isRestorable: isRestorable)
     }
 
     override func restore(_ entry: AtomSnapshot.Entry, in graph: AtomGraph) -> Bool {
-        guard producer.isRestorable, let restored = entry.value as? Value else { return false }
+        guard isRestorable, let restored = entry.value as? Value else { return false }
         return replaceValue(with: restored, in: graph)
     }
 }

@@ -29,6 +29,12 @@ class AnyAtomNode {
     @usableFromInline @exclusivity(unchecked) final var dependencies = ReferenceList<AnyAtomNode>()
     /// The atom's type, to tell a node's kind without a dynamic cast.
     @usableFromInline let atomType: ObjectIdentifier
+    /// Computes the value again; returns whether it changed (and queues
+    /// the deliveries and ends of what it replaced). Chosen once, when the
+    /// node is made: the producer's specialized one where it has one (see
+    /// `NodeRecompute`), so a recomputation costs one indirect call and no
+    /// check of the producer.
+    private let recomputation: @Sendable (AnyAtomNode, AtomGraph) throws(AtomError) -> Bool
     @usableFromInline @exclusivity(unchecked) final var isReleased = false
     /// Set while its value is being computed: a watch of it then is a cycle.
     @usableFromInline @exclusivity(unchecked) final var isComputing = false
@@ -77,10 +83,16 @@ class AnyAtomNode {
     @exclusivity(unchecked) final var extras: NodeExtras?
 
     /// How much of a node the propagation prefetches once it schedules it:
-    /// the fields above and the typed subclass's value, producer and atom.
-    static let prefetchedBytes = 320
+    /// the fields above and the typed subclass's value, the producer's
+    /// parts and the atom.
+    /// Computed, not stored: a constant, without a lazy global's check.
+    static var prefetchedBytes: Int { 320 }
 
-    init(core: StoreCore, keepAlive: Bool, atomType: ObjectIdentifier, valueStorage: UnsafeRawPointer) {
+    init(
+        core: StoreCore, keepAlive: Bool, atomType: ObjectIdentifier, valueStorage: UnsafeRawPointer,
+        recomputation: @escaping @Sendable (AnyAtomNode, AtomGraph) throws(AtomError) -> Bool
+    ) {
+        self.recomputation = recomputation
         self.core = core
         self.valueStorage = valueStorage
         self.atomType = atomType
@@ -148,7 +160,9 @@ class AnyAtomNode {
     var atomDescription: String { fatalError("abstract") }
     /// Computes the value again; returns whether it changed (and queues
     /// the deliveries and ends of what it replaced).
-    func recompute(in graph: AtomGraph) throws(AtomError) -> Bool { fatalError("abstract") }
+    final func recompute(in graph: AtomGraph) throws(AtomError) -> Bool {
+        try recomputation(self, graph)
+    }
     /// Queues what releasing the node must do outside the exclusion.
     func release(in graph: AtomGraph) { fatalError("abstract") }
     /// The node's value for a snapshot.

@@ -1,5 +1,10 @@
+internal import CSpindle
+
 /// What a ``NodeIndex`` indexes: an object that knows its key.
 protocol IndexedByAtomKey: AnyObject {
+    /// How many of the object's first bytes a lookup that found it starts
+    /// loading, before its key is compared: what its finder reads next.
+    static var prefetchedBytes: Int { get }
     var key: AtomKey { get }
     /// Whether `key` is the object's key (without copying its own).
     func hasKey(_ key: AtomKey) -> Bool
@@ -75,8 +80,12 @@ struct NodeIndex<Node: IndexedByAtomKey>: ~Copyable {
     private func first(hash: Int, where matches: (Node) -> Bool) -> Node? {
         var index = hash & mask
         while let held = slots[index].node {
-            if slots[index].hash == hash, held._withUnsafeGuaranteedRef(matches) {
-                return held.takeUnretainedValue()
+            // The key settles a hash match; the lines its finder reads
+            // next start loading beside the key's (a set propagates from
+            // the node at once), instead of after it.
+            if slots[index].hash == hash {
+                spindle_prefetch(held.toOpaque(), Node.prefetchedBytes)
+                if held._withUnsafeGuaranteedRef(matches) { return held.takeUnretainedValue() }
             }
             index = (index &+ 1) & mask
         }
