@@ -133,6 +133,13 @@ let package = Package(
             ],
             path: "Benchmarks/HTTPFootprint"
         ),
+        // `scripts/atoms-footprint.sh`'s driver: `atoms-propagate`'s graph on
+        // a store, synchronously, for callgrind.
+        .executableTarget(
+            name: "atoms-footprint",
+            dependencies: ["SpindleAtoms"],
+            path: "Benchmarks/AtomsFootprint"
+        ),
         // The HTTP server `scripts/load.sh` loads (plain NIO, SpindleNIO, the pool).
         .executableTarget(
             name: "spindle-http-server",

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# What one set costs a store, counted, not timed: `atoms-propagate`'s graph
+# (Benchmarks/AtomsFootprint) under callgrind's cache simulation (a 4 MiB
+# last level). Prints, per set, the instructions, the first-level data
+# misses and the last-level misses, then the functions that run the most
+# instructions. Deterministic: the same build gives the same figures (± a
+# few hundredths), where the harness's atoms-propagate moves by tens of per
+# cent with the machine's phases. The harness stays the figure of record.
+#
+# Usage: scripts/atoms-footprint.sh [sources, default 1000] [sets, default 20000]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+sources=${1:-1000}
+sets=${2:-20000}
+scripts/install-deps.sh valgrind >/dev/null
+# objcopy (below) is binutils'.
+command -v objcopy >/dev/null 2>&1 || scripts/install-deps.sh binutils >/dev/null
+
+echo "== build (release)" >&2
+swift build -c release --product atoms-footprint >&2
+bin="$(swift build -c release --show-bin-path)/atoms-footprint"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# valgrind 3.19 cannot read Swift's DWARF 5: callgrind needs only the
+# symbol table.
+objcopy --strip-debug "$bin" "$work/atoms-footprint"
+measured=$(nm "$bin" | awk '/15atoms_footprint8measured/ { print $3 }' | head -1 || true)
+[[ -n $measured ]] || { echo "atoms-footprint: no 'measured' symbol in $bin" >&2; exit 1; }
+
+echo "== callgrind: $sources sources, $sets sets" >&2
+valgrind --tool=callgrind --cache-sim=yes --LL=4194304,16,64 --toggle-collect="$measured" \
+    --callgrind-out-file="$work/atoms.out" "$work/atoms-footprint" "$sources" "$sets" \
+    >"$work/atoms.log" 2>&1 || { cat "$work/atoms.log" >&2; exit 1; }
+grep -q "sets:" "$work/atoms.log" || { cat "$work/atoms.log" >&2; exit 1; }
+grep "sets:" "$work/atoms.log"
+
+python3 - "$work/atoms.out" "$sets" <<'PY'
+import re, subprocess, sys
+out_file, sets = sys.argv[1], float(sys.argv[2])
+events = "Ir D1mr D1mw DLmr DLmw".split()
+out = subprocess.run(["callgrind_annotate", "--show=" + ",".join(events), "--sort=Ir",
+                      "--threshold=100", out_file], capture_output=True, text=True).stdout
+number = r"([\d,]+|\.)(?: \([^)]*\))?\s+"
+total, functions = None, []
+for line in out.splitlines():
+    m = re.match(r"\s*" + number * len(events) + r"(.*)", line)
+    if not m:
+        continue
+    values = [0.0 if v == "." else float(v.replace(",", "")) for v in m.groups()[:len(events)]]
+    name = m.group(len(events) + 1)
+    if "PROGRAM TOTALS" in name:
+        total = values
+    else:
+        functions.append((values, name.split(" [")[0].replace("???:", "")))
+if total is None:
+    sys.exit("atoms-footprint: no totals in callgrind's output")
+print("| per set | instructions | L1 data misses | last-level misses (4 MiB) |")
+print("| --- | --- | --- | --- |")
+print(f"| store | {total[0] / sets:,.0f} | {(total[1] + total[2]) / sets:.1f} | {(total[3] + total[4]) / sets:.1f} |")
+print()
+print("The functions that run the most instructions (per set, mangled):")
+for values, name in sorted(functions, key=lambda f: -f[0][0])[:15]:
+    print(f"{values[0] / sets:8,.0f}  {name[:150]}")
+PY
