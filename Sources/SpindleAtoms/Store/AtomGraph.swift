@@ -13,7 +13,7 @@ final class AtomGraph {
     unowned(unsafe) var core: StoreCore!
     @exclusivity(unchecked) var nodes = NodeIndex<AnyAtomNode>()
     @exclusivity(unchecked) var overrides: AtomOverrides
-    @exclusivity(unchecked) var observers: [any AtomObserver]
+    @usableFromInline @exclusivity(unchecked) var observers: [any AtomObserver]
     @exclusivity(unchecked) var isClosed = false
 
     // MARK: Propagation
@@ -53,7 +53,7 @@ final class AtomGraph {
     /// Sets made during a computation or propagation, applied after it.
     @exclusivity(unchecked) var deferred: [(AtomGraph) -> Void] = []
     /// Nodes changed by the current update, for observers (only when there are some).
-    @exclusivity(unchecked) var changedNodes: [AnyAtomNode] = []
+    @usableFromInline @exclusivity(unchecked) var changedNodes: [AnyAtomNode] = []
 
     init(overrides: AtomOverrides, observers: [any AtomObserver]) {
         self.overrides = overrides
@@ -169,7 +169,7 @@ final class AtomGraph {
 
     /// Runs `body` as `node`'s computation: marks it computing, records
     /// what it watches, and afterwards makes those its dependencies.
-    @inlinable
+    @inlinable @inline(__always)
     func compute<Value>(
         _ node: AnyAtomNode, _ body: (AtomTransactionContext) throws(AtomError) -> Value
     ) throws(AtomError) -> Value {
@@ -366,8 +366,10 @@ final class AtomGraph {
         }
     }
 
-    /// A node's value changed: its dependents are scheduled.
-    @usableFromInline
+    /// A node's value changed: its dependents are scheduled. Inlined into
+    /// a value's replacement: a watched leaf, the usual last node of a
+    /// propagation, costs two checks and no call.
+    @inlinable @inline(__always)
     func changed(_ node: AnyAtomNode) {
         // Through the buffer and uncounted: no retain of a dependent (each
         // listed one is alive, see `dependents`); a watched leaf has none.
@@ -375,7 +377,8 @@ final class AtomGraph {
         if !observers.isEmpty { changedNodes.append(node) }
     }
 
-    private func schedule(dependentsOf node: AnyAtomNode) {
+    @usableFromInline
+    func schedule(dependentsOf node: AnyAtomNode) {
         // Every dependent's first line starts loading before the first is
         // read: their misses overlap instead of queueing behind each
         // other's bucket work.

@@ -107,7 +107,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
 
     /// Computes the value again; whether it changed. Inlinable: the
     /// producer of an atom kind specializes it (`NodeRecompute`).
-    @inlinable
+    @inlinable @inline(__always)
     func recomputeValue(in graph: AtomGraph) throws(AtomError) -> Bool {
         generation &+= 1
         // The old computation's terminations run once the new value is in;
@@ -140,7 +140,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     /// Stores `newValue` (from a recomputation, a set or the work that
     /// feeds the node); ends what the old value held; queues deliveries when
     /// it changed. Returns whether it changed.
-    @inlinable @discardableResult
+    @inlinable @inline(__always) @discardableResult
     func replaceValue(with newValue: Value, in graph: AtomGraph) -> Bool {
         guard hasValue else {
             storeValue(newValue)

@@ -23,7 +23,7 @@ class AnyAtomNode {
     /// The nodes that watch this one (unordered), uncounted: each holds
     /// this one among its `dependencies`, and leaves this list when it stops
     /// watching it or is released, so each is alive while listed here.
-    @exclusivity(unchecked) final var dependents = ReferenceList<AnyAtomNode>()
+    @usableFromInline @exclusivity(unchecked) final var dependents = ReferenceList<AnyAtomNode>()
     /// What the last computation watched, in the order it watched them;
     /// counted: the node holds each (see `setDependencies`).
     @usableFromInline @exclusivity(unchecked) final var dependencies = ReferenceList<AnyAtomNode>()
@@ -204,7 +204,7 @@ class AnyAtomNode {
     /// value, brought up to date if the running propagation scheduled it;
     /// nil for any other watch, which the graph records (`AtomGraph.watch`).
     /// The caller holds the exclusion. Inlinable, for the context's `watch`.
-    @inlinable
+    @inlinable @inline(__always)
     final func watchMatched<A: Atom>(_ atom: A, generation: UInt64) -> A.Produced? {
         guard !isReleased, self.generation == generation, isComputing, !diverged else { return nil }
         let position = matched
@@ -219,7 +219,7 @@ class AnyAtomNode {
     /// (and not computing), brought up to date if the running propagation
     /// scheduled it; nil if it is another atom's. Uncounted: the node holds
     /// its dependencies. The caller holds the exclusion.
-    @inlinable
+    @inlinable @inline(__always)
     final func value<A: Atom>(ofDependencyAt position: Int, ifItIs atom: A) -> A.Produced? {
         dependencies[position]._withUnsafeGuaranteedRef { candidate -> A.Produced? in
             guard candidate.atomType == ObjectIdentifier(A.self) else { return nil }
