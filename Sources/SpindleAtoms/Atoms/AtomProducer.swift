@@ -6,7 +6,7 @@ public struct AtomProducer<Value: Sendable>: Sendable {
     // made.
     /// Makes the value: called under the store's exclusion, with a context
     /// that records what the atom watches.
-    @usableFromInline let compute: @Sendable (AtomTransactionContext) throws(AtomError) -> Value
+    @usableFromInline let compute: @Sendable (inout AtomTransactionContext) throws(AtomError) -> Value
     /// `==` for an `Equatable` value, made where the atom's type is known
     /// (the kinds' `producer`s are inlinable, so it is specialized in the
     /// atom's module); nil: the store finds out by itself, more slowly.
@@ -28,7 +28,7 @@ public struct AtomProducer<Value: Sendable>: Sendable {
     package init(
         isRestorable: Bool = false,
         isEqual: (@Sendable (Value, Value) -> Bool)? = nil,
-        compute: @escaping @Sendable (AtomTransactionContext) throws(AtomError) -> Value,
+        compute: @escaping @Sendable (inout AtomTransactionContext) throws(AtomError) -> Value,
         end: (@Sendable (Value) -> Void)? = nil,
         recompute: NodeRecompute? = nil
     ) {

@@ -17,7 +17,12 @@ public protocol TaskAtom: Atom where Produced == Task<Value, Never> {
 extension TaskAtom {
     public var producer: AtomProducer<Task<Value, Never>> {
         AtomProducer(
-            compute: { context throws(AtomError) in Task { await self.value(context: context) } },
+            compute: { context throws(AtomError) in
+                // The task's own copy: it counts the node, which the
+                // computation only lends.
+                let kept = context
+                return Task { await self.value(context: kept) }
+            },
             end: { $0.cancel() })
     }
 }
@@ -37,7 +42,11 @@ public protocol ThrowingTaskAtom: Atom where Produced == Task<Value, any Error> 
 extension ThrowingTaskAtom {
     public var producer: AtomProducer<Task<Value, any Error>> {
         AtomProducer(
-            compute: { context throws(AtomError) in Task { try await self.value(context: context) } },
+            compute: { context throws(AtomError) in
+                // The task's own copy, as `TaskAtom`'s.
+                let kept = context
+                return Task { try await self.value(context: kept) }
+            },
             end: { $0.cancel() })
     }
 }

@@ -1,3 +1,17 @@
+/// An ``AtomTransactionContext``'s layout in trivial fields, which
+/// `AtomGraph.withLentContext` fills without counting the node.
+@usableFromInline
+struct LentContextBits {
+    @usableFromInline let node: UnsafeMutableRawPointer
+    @usableFromInline let generation: UInt64
+
+    @inlinable
+    init(node: UnsafeMutableRawPointer, generation: UInt64) {
+        self.node = node
+        self.generation = generation
+    }
+}
+
 /// What an atom's computation uses to read the store: given to
 /// ``ValueAtom/value(context:)``, ``StateAtom/defaultValue(context:)`` and
 /// the other kinds' bodies.

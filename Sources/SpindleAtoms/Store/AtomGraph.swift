@@ -171,7 +171,7 @@ final class AtomGraph {
     /// what it watches, and afterwards makes those its dependencies.
     @inlinable @inline(__always)
     func compute<Value>(
-        _ node: AnyAtomNode, _ body: (AtomTransactionContext) throws(AtomError) -> Value
+        _ node: AnyAtomNode, _ body: (inout AtomTransactionContext) throws(AtomError) -> Value
     ) throws(AtomError) -> Value {
         let base = recorded.count
         node.recordBase = base
@@ -187,7 +187,7 @@ final class AtomGraph {
         }
         let value: Value
         do {
-            value = try body(AtomTransactionContext(node: node, generation: node.generation))
+            value = try withLentContext(of: node, body)
         } catch {
             recorded.removeSubrange(base...)
             throw error
@@ -199,6 +199,25 @@ final class AtomGraph {
         updateDependencies(of: node, recordedFrom: base)
         recorded.removeSubrange(base...)
         return value
+    }
+
+    /// Runs `body` with a context that lends it `node`, uncounted: its
+    /// bits are written in place and never destroyed, so that neither a
+    /// retain nor a release of the node comes with a computation. The
+    /// caller holds the node for the whole call. The context reaches
+    /// `body` in place (`inout`, never copied); a copy that `body` makes,
+    /// to keep beyond the computation (a task's), counts the node, as any
+    /// copy of a context does.
+    @inlinable @inline(__always)
+    func withLentContext<Value>(
+        of node: AnyAtomNode, _ body: (inout AtomTransactionContext) throws(AtomError) -> Value
+    ) throws(AtomError) -> Value {
+        var bits = LentContextBits(node: Unmanaged.passUnretained(node).toOpaque(), generation: node.generation)
+        return try withUnsafeMutablePointer(to: &bits) { (bits) throws(AtomError) -> Value in
+            try bits.withMemoryRebound(to: AtomTransactionContext.self, capacity: 1) {
+                (context) throws(AtomError) -> Value in try body(&context.pointee)
+            }
+        }
     }
 
     /// Makes the nodes recorded from `base` on `node`'s dependencies (each

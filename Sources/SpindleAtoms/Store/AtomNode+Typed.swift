@@ -25,7 +25,7 @@ final class AtomNode<A: Atom, Value: Sendable>: AnyAtomNode where A.Produced == 
     // The kind's producer's parts (see `AtomProducer`), kept apart: its
     // specialized recomputation is the base's `recomputation`, and the
     // propagation reads the others in this order.
-    @usableFromInline let compute: @Sendable (AtomTransactionContext) throws(AtomError) -> Value
+    @usableFromInline let compute: @Sendable (inout AtomTransactionContext) throws(AtomError) -> Value
     /// The producer's, or `==` for an `Equatable` value it left out: a new
     /// value equal to the old one stops propagation here.
     @usableFromInline let isEqual: (@Sendable (Value, Value) -> Bool)?
