@@ -196,7 +196,7 @@ class AnyAtomNode {
 
     /// Whether the calling thread runs an operation on the node's store
     /// (and so holds the exclusion that guards the node).
-    @usableFromInline
+    @inlinable
     final var isOperatingHere: Bool { core.isOperatingHere }
 
     /// A computation's watch of `atom` that matches, in its position, the

@@ -30,7 +30,7 @@ final class StoreCore: @unchecked Sendable {
     /// The thread running an operation, or 0. Atomic: any thread reads it
     /// (relaxed: a thread can only find its own id there if it stored it).
     /// In the object: every watch of a computation reads it.
-    private let owner = Atomic<UInt>(0)
+    @usableFromInline let owner = Atomic<UInt>(0)
     /// Guarded by `mutex` (the owner thread only).
     private let graph: AtomGraph
     /// The last number given to a scope.
@@ -63,7 +63,7 @@ final class StoreCore: @unchecked Sendable {
 
     /// Whether the calling thread runs an operation on this store (a
     /// computation's watch, which may then read the graph in place).
-    @usableFromInline
+    @inlinable
     var isOperatingHere: Bool { owner.load(ordering: .relaxed) == currentThreadID() }
 
     /// The graph's `bringUpToDate`, for a node's inlined watch; under the
@@ -172,7 +172,7 @@ final class StoreCore: @unchecked Sendable {
 }
 
 /// The calling thread, as a number no other live thread has.
-@inline(__always)
+@inlinable @inline(__always)
 func currentThreadID() -> UInt {
     #if canImport(Darwin)
     UInt(bitPattern: pthread_self())
