@@ -12,24 +12,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 sources=${1:-1000}
 sets=${2:-20000}
-scripts/install-deps.sh valgrind >/dev/null
-# objcopy (below) is binutils'.
-command -v objcopy >/dev/null 2>&1 || scripts/install-deps.sh binutils >/dev/null
-
-echo "== build (release)" >&2
-swift build -c release --product atoms-footprint >&2
-bin="$(swift build -c release --show-bin-path)/atoms-footprint"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# valgrind 3.19 cannot read Swift's DWARF 5: callgrind needs only the
-# symbol table.
-objcopy --strip-debug "$bin" "$work/atoms-footprint"
-measured=$(nm "$bin" | awk '/15atoms_footprint8measured/ { print $3 }' | head -1 || true)
-[[ -n $measured ]] || { echo "atoms-footprint: no 'measured' symbol in $bin" >&2; exit 1; }
+source scripts/callgrind-driver.sh
+prepare_callgrind_driver atoms-footprint atoms_footprint
 
 echo "== callgrind: $sources sources, $sets sets" >&2
 valgrind --tool=callgrind --cache-sim=yes --LL=4194304,16,64 --toggle-collect="$measured" \
-    --callgrind-out-file="$work/atoms.out" "$work/atoms-footprint" "$sources" "$sets" \
+    --callgrind-out-file="$work/atoms.out" "$driver" "$sources" "$sets" \
     >"$work/atoms.log" 2>&1 || { cat "$work/atoms.log" >&2; exit 1; }
 grep -q "sets:" "$work/atoms.log" || { cat "$work/atoms.log" >&2; exit 1; }
 grep "sets:" "$work/atoms.log"

@@ -16,25 +16,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 connections=${1:-3000}
 requests=${2:-30000}
-scripts/install-deps.sh valgrind >/dev/null
-# objcopy (below) is binutils'.
-command -v objcopy >/dev/null 2>&1 || scripts/install-deps.sh binutils >/dev/null
-
-echo "== build (release)" >&2
-swift build -c release --product http-footprint >&2
-bin="$(swift build -c release --show-bin-path)/http-footprint"
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-# valgrind 3.19 cannot read Swift's DWARF 5: callgrind needs only the
-# symbol table.
-objcopy --strip-debug "$bin" "$work/http-footprint"
-measured=$(nm "$bin" | awk '/14http_footprint8measured/ { print $3 }' | head -1 || true)
-[[ -n $measured ]] || { echo "footprint: no 'measured' symbol in $bin" >&2; exit 1; }
+source scripts/callgrind-driver.sh
+prepare_callgrind_driver http-footprint http_footprint
 
 for mode in plain spindle-nio; do
     echo "== callgrind: $mode, $connections connections, $requests requests" >&2
     valgrind --tool=callgrind --cache-sim=yes --LL=524288,8,64 --toggle-collect="$measured" \
-        --callgrind-out-file="$work/$mode.out" "$work/http-footprint" "$mode" "$connections" "$requests" \
+        --callgrind-out-file="$work/$mode.out" "$driver" "$mode" "$connections" "$requests" \
         >"$work/$mode.log" 2>&1 || { cat "$work/$mode.log" >&2; exit 1; }
     grep -q "requests answered" "$work/$mode.log" || { cat "$work/$mode.log" >&2; exit 1; }
 done
