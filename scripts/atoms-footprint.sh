@@ -23,30 +23,18 @@ grep -q "sets:" "$work/atoms.log" || { cat "$work/atoms.log" >&2; exit 1; }
 grep "sets:" "$work/atoms.log"
 
 python3 - "$work/atoms.out" "$sets" <<'PY'
-import re, subprocess, sys
-out_file, sets = sys.argv[1], float(sys.argv[2])
-events = "Ir D1mr D1mw DLmr DLmw".split()
-out = subprocess.run(["callgrind_annotate", "--show=" + ",".join(events), "--sort=Ir",
-                      "--threshold=100", out_file], capture_output=True, text=True).stdout
-number = r"([\d,]+|\.)(?: \([^)]*\))?\s+"
-total, functions = None, []
-for line in out.splitlines():
-    m = re.match(r"\s*" + number * len(events) + r"(.*)", line)
-    if not m:
-        continue
-    values = [0.0 if v == "." else float(v.replace(",", "")) for v in m.groups()[:len(events)]]
-    name = m.group(len(events) + 1)
-    if "PROGRAM TOTALS" in name:
-        total = values
-    else:
-        functions.append((values, name.split(" [")[0].replace("???:", "")))
-if total is None:
-    sys.exit("atoms-footprint: no totals in callgrind's output")
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, "scripts")
+from callgrind_costs import load, misses
+profile, sets = sys.argv[1], float(sys.argv[2])
+total, functions = load(profile)
+d1, ll = misses(total)
 print("| per set | instructions | L1 data misses | last-level misses (4 MiB) |")
 print("| --- | --- | --- | --- |")
-print(f"| store | {total[0] / sets:,.0f} | {(total[1] + total[2]) / sets:.1f} | {(total[3] + total[4]) / sets:.1f} |")
+print(f"| store | {total[0] / sets:,.0f} | {d1 / sets:.1f} | {ll / sets:.1f} |")
 print()
 print("The functions that run the most instructions (per set, mangled):")
-for values, name in sorted(functions, key=lambda f: -f[0][0])[:15]:
+for name, values in sorted(functions.items(), key=lambda item: -item[1][0])[:15]:
     print(f"{values[0] / sets:8,.0f}  {name[:150]}")
 PY

@@ -28,32 +28,16 @@ for mode in plain spindle-nio; do
 done
 
 python3 - "$work" "$requests" <<'PY'
-import re, subprocess, sys
+import sys
+sys.dont_write_bytecode = True  # no __pycache__ in the tree
+sys.path.insert(0, "scripts")
+from callgrind_costs import EVENTS as events, load, misses
 work, requests = sys.argv[1], float(sys.argv[2])
-events = "Ir D1mr D1mw DLmr DLmw".split()
 
-def load(mode):
-    out = subprocess.run(["callgrind_annotate", "--show=" + ",".join(events), "--sort=DLmr",
-                          "--threshold=100", f"{work}/{mode}.out"], capture_output=True, text=True).stdout
-    total, functions = None, {}
-    number = r"([\d,]+|\.)(?: \([^)]*\))?\s+"
-    for line in out.splitlines():
-        m = re.match(r"\s*" + number * len(events) + r"(.*)", line)
-        if not m:
-            continue
-        values = [0.0 if v == "." else float(v.replace(",", "")) for v in m.groups()[:len(events)]]
-        name = m.group(len(events) + 1)
-        if "PROGRAM TOTALS" in name:
-            total = values
-        else:
-            functions[name.split(" [")[0].replace("???:", "")] = values
-    return total, functions
-
-(plain, plain_functions), (spindle, spindle_functions) = load("plain"), load("spindle-nio")
+(plain, plain_functions), (spindle, spindle_functions) = (load(f"{work}/{mode}.out", sort="DLmr") for mode in ("plain", "spindle-nio"))
 def row(label, values):
-    ir, d1 = values[0] / requests, (values[1] + values[2]) / requests
-    ll = (values[3] + values[4]) / requests
-    print(f"| {label} | {ir:,.0f} | {d1:.1f} | {ll:.1f} |")
+    d1, ll = misses(values)
+    print(f"| {label} | {values[0] / requests:,.0f} | {d1 / requests:.1f} | {ll / requests:.1f} |")
 print("per request | instructions | L1 data misses | last-level misses (512 KiB) |")
 print("| --- | --- | --- | --- |")
 row("plain", plain)
@@ -65,7 +49,7 @@ rows = []
 for name in set(plain_functions) | set(spindle_functions):
     a = plain_functions.get(name, [0.0] * len(events))
     b = spindle_functions.get(name, [0.0] * len(events))
-    rows.append(((b[3] + b[4] - a[3] - a[4]) / requests, name))
+    rows.append(((misses(b)[1] - misses(a)[1]) / requests, name))
 for difference, name in sorted(rows, reverse=True)[:15]:
     print(f"  {difference:+5.2f}  {name[:110]}")
 PY
