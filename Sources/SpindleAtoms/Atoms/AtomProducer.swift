@@ -5,7 +5,10 @@ public struct AtomProducer<Value: Sendable>: Sendable {
     // a recomputation reads them; `recompute` it resolves once, when it is
     // made.
     /// Makes the value: called under the store's exclusion, with a context
-    /// that records what the atom watches.
+    /// that records what the atom watches. The context comes in place
+    /// (`inout`, never written): the store lends it without counting its
+    /// node, so a kind that keeps it past the computation (a task's body)
+    /// takes a copy, which counts the node.
     @usableFromInline let compute: @Sendable (inout AtomTransactionContext) throws(AtomError) -> Value
     /// `==` for an `Equatable` value, made where the atom's type is known
     /// (the kinds' `producer`s are inlinable, so it is specialized in the

@@ -84,8 +84,8 @@ class AnyAtomNode {
 
     /// How much of a node the propagation prefetches once it schedules it:
     /// the fields above and the typed subclass's value, the producer's
-    /// parts and the atom.
-    /// Computed, not stored: a constant, without a lazy global's check.
+    /// parts and the atom. Computed, not stored: a constant, without a
+    /// lazy global's check.
     static var prefetchedBytes: Int { 320 }
 
     init(
