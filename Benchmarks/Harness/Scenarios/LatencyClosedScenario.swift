@@ -9,6 +9,10 @@ import Spindle
 ///
 /// The stream is subscribed (and its first state read) before the clock
 /// starts. Clock: first emit → the N-th state observed. Rate: round trips/s.
+/// Counters, as `latency-sporadic`'s: the process's voluntary context
+/// switches per 1,000 round trips (two per round trip when the loop's
+/// thread and the awaiting task's cooperative thread both park between
+/// events), preemptions, and the machine's steal time.
 enum LatencyClosedScenario {
     static let scenario = Scenario(
         name: "latency-closed",
@@ -16,7 +20,8 @@ enum LatencyClosedScenario {
         description: """
             Closed loop: emit one event, await its state on loop.states (the observer \
             stream), record emit → observed in an HdrHistogram, repeat N times. Reports \
-            p50/p99/p99.9/max. Rate: round trips/s.
+            p50/p99/p99.9/max. Rate: round trips/s. Counters: the process's voluntary \
+            context switches and preemptions per 1k round trips.
             """,
         defaultEvents: 20_000,
         quickEvents: 2_000,
@@ -31,6 +36,7 @@ enum LatencyClosedScenario {
         try expect(first?.received == 0, "the observer's first state is \(String(describing: first))", in: run)
         var histogram = LatencySummary.makeHistogram()
 
+        let switches = ContextSwitches.begin()
         let region = MeasuredRegion.begin()
         for index in 1...count {
             let sentAt = MonotonicClock.now()
@@ -44,11 +50,12 @@ enum LatencyClosedScenario {
             _ = histogram.record(seenAt &- sentAt)
         }
         let (elapsed, allocations) = region.end()
+        let counters = switches.end(roundTrips: count)
 
         let report = await loop.stop()
         try expect(report.reduced == count, "reduced \(report.reduced) of \(count) events", in: run)
         return Sample(
             events: count, elapsedNanoseconds: elapsed, allocations: allocations,
-            latency: LatencySummary(histogram))
+            latency: LatencySummary(histogram), counters: counters)
     }
 }

@@ -215,8 +215,8 @@ struct LatencySporadicScenario {
 }
 
 /// The process's context switches over a window, per round trip, with the
-/// machine's steal time (`SchedulerNoise`).
-private struct ContextSwitches {
+/// machine's steal time (`SchedulerNoise`); also `latency-closed`'s.
+struct ContextSwitches {
     let voluntary: Int
     let noise: SchedulerNoise
 
