@@ -3,6 +3,7 @@
 #include "CSpindle.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 
 void spindle_thread_set_name(const char *name) {
@@ -15,6 +16,14 @@ void spindle_thread_set_name(const char *name) {
     pthread_setname_np(pthread_self(), truncated);
 #else
     (void)name;
+#endif
+}
+
+int spindle_current_cpu(void) {
+#if defined(__linux__)
+    return sched_getcpu();
+#else
+    return -1;
 #endif
 }
 

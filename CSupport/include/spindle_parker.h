@@ -73,6 +73,11 @@ uint64_t spindle_parker_wake_count(const spindle_parker *parker);
 /// which Swift's Glibc module does not define.
 void spindle_thread_set_name(const char *name);
 
+/// The CPU the calling thread runs on (`sched_getcpu`, a vDSO call on
+/// Linux), or -1 where the platform does not say. A hint only: the thread
+/// may move at once. Why a shim: glibc declares it only under _GNU_SOURCE.
+int spindle_current_cpu(void);
+
 /// The calling thread's pool (an opaque owner pointer set by the pool's
 /// threads when they start), or NULL on any other thread. A `.block` emit
 /// made on a pool thread uses it to tell its pool that one of its threads

@@ -39,6 +39,30 @@ import Testing
         #expect(budgets(spin, after: [Self.long, Self.short]) == [32_000, 64_000])
     }
 
+    @Test func aThreadWokenFromTheCoreItSleptOnStopsPollingWhateverTheSleep() {
+        // The crowded machine's trap: the poller and its producer share a
+        // core, the producer runs only once the poll has timed out and
+        // wakes the poller at once. A short sleep would double the budget;
+        // a wake from the poller's own core drops it.
+        var polling = PoolCore.parkingPolicy()
+        for _ in 0..<6 { polling.slept(nanoseconds: Self.short) }
+        #expect(polling.budget == 64_000)
+        var shared = polling
+        shared.slept(nanoseconds: Self.short, wokenFromItsCore: true)
+        #expect(shared.budget == 0)
+        shared.slept(nanoseconds: Self.short, wokenFromItsCore: true)
+        #expect(shared.budget == 0)
+        // Woken from another core again (the kernel moved one of them):
+        // the budget grows back from the first, as after a long pause.
+        shared.slept(nanoseconds: Self.short, wokenFromItsCore: false)
+        #expect(shared.budget == 1_000)
+        var apart = polling
+        apart.slept(nanoseconds: Self.short, wokenFromItsCore: false)
+        #expect(apart.budget == 64_000)
+        apart.slept(nanoseconds: Self.long, wokenFromItsCore: false)
+        #expect(apart.budget == 32_000)
+    }
+
     @Test func aDedicatedThreadsSpinStaysUnderItsCap() {
         // spinsBeforeParking 2000, first 256: as DedicatedThreadExecutor makes it.
         let spin = AdaptiveSpin(first: 256, maximum: 2_000, budget: 2_000)

@@ -18,7 +18,14 @@
 /// Polling that has nothing to catch costs more than CPU: a thread woken
 /// for a sporadic event often runs on its waker's core, and while it polls
 /// there, the waker (often the very thread waiting for the loop's state)
-/// cannot run.
+/// cannot run. On a crowded machine that can last: the kernel keeps the
+/// poller and its producer on one core (other work holds the other), the
+/// producer runs only once the poll has timed out and the poller sleeps,
+/// wakes it at once — a short sleep, which would double the budget — and
+/// every round trip costs a whole poll (`latency-crowded-closed`: 70 µs
+/// instead of 5). So a thread woken from the very core it slept on stops
+/// polling (`slept(nanoseconds:wokenFromItsCore:)`): there, its polling
+/// only kept its waker off the core.
 struct AdaptiveSpin {
     /// A sleep shorter than this says work comes back at that rhythm.
     static let shortSleepNanoseconds: UInt64 = 64_000
@@ -34,6 +41,18 @@ struct AdaptiveSpin {
         self.first = first
         self.maximum = maximum
         self.budget = budget
+    }
+
+    /// Adapts the budget to a sleep that lasted `nanoseconds` and was ended
+    /// by a wake made on the core the thread slept on (`wokenFromItsCore`:
+    /// the budget drops to nothing, whatever the sleep's length), or by any
+    /// other wake.
+    mutating func slept(nanoseconds: UInt64, wokenFromItsCore: Bool) {
+        if wokenFromItsCore {
+            budget = 0
+        } else {
+            slept(nanoseconds: nanoseconds)
+        }
     }
 
     /// Adapts the budget to a sleep that lasted `nanoseconds`.

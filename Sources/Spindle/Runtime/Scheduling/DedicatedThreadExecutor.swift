@@ -9,18 +9,26 @@ internal import CSpindle
 /// How long it spins adapts, as a pool thread's budget does
 /// (`AdaptiveSpin`): up to `spinsBeforeParking` pauses while the loop's
 /// events come back soon after the thread parked, and not at all once its
-/// parks run long.
+/// parks run long, or once an event's emit wakes it from the core it
+/// parked on (its spinning there only kept the emitter off the core).
 final class DedicatedThreadExecutor: LoopExecutor {
     private let parker = Parker()
     /// atomic: set by `schedule`, cleared by the thread when it takes the loop.
     private let ready = UnsafeAtomic<Bool>.create(false)
+    /// atomic: the core a `schedule` that found the thread asleep ran on
+    /// (-1: none since the thread last went to sleep, or unknown). A hint
+    /// for the parking policy (`AdaptiveSpin`), never for the protocol.
+    private let wakerCore = UnsafeAtomic<Int32>.create(-1)
     private let spinsBeforeParking: Int
 
     init(spinsBeforeParking: Int) {
         self.spinsBeforeParking = spinsBeforeParking
     }
 
-    deinit { ready.destroy() }
+    deinit {
+        ready.destroy()
+        wakerCore.destroy()
+    }
 
     var name: String { "dedicated thread" }
 
@@ -43,6 +51,7 @@ final class DedicatedThreadExecutor: LoopExecutor {
 
     func schedule(_ loop: ScheduledLoop) {
         ready.store(true, ordering: .sequentiallyConsistent)
+        if parker.hasWaiters { wakerCore.store(spindle_current_cpu(), ordering: .relaxed) }
         parker.notify()
     }
 
@@ -52,10 +61,19 @@ final class DedicatedThreadExecutor: LoopExecutor {
             budget: UInt64(spinsBeforeParking))
         while true {
             var parkedAt: UInt64 = 0
-            parker.wait(spins: Int(spin.budget), beforeSleep: { parkedAt = spindle_monotonic_ns() }) { [ready] in
+            var core: Int32 = -1
+            parker.wait(spins: Int(spin.budget), beforeSleep: { [wakerCore] in
+                wakerCore.store(-1, ordering: .relaxed)
+                core = spindle_current_cpu()
+                parkedAt = spindle_monotonic_ns()
+            }) { [ready] in
                 ready.load(ordering: .acquiring)
             }
-            if parkedAt != 0 { spin.slept(nanoseconds: spindle_monotonic_ns() &- parkedAt) }
+            if parkedAt != 0 {
+                spin.slept(
+                    nanoseconds: spindle_monotonic_ns() &- parkedAt,
+                    wokenFromItsCore: core >= 0 && wakerCore.load(ordering: .relaxed) == core)
+            }
             guard ready.exchange(false, ordering: .acquiringAndReleasing) else { continue }
             var result = RunResult.reschedule
             // The loop is this thread's alone: a reschedule runs at once,

@@ -352,8 +352,11 @@ final class PoolCore: LoopExecutor {
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
         activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
+        let core = spindle_current_cpu()
         sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
-        spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart)
+        spin.slept(
+            nanoseconds: spindle_monotonic_ns() &- sleepStart,
+            wokenFromItsCore: core >= 0 && sleeper.wakerCore.load(ordering: .relaxed) == core)
     }
 
     // MARK: Sleeping and waking
@@ -366,10 +369,16 @@ final class PoolCore: LoopExecutor {
         /// before it notifies the parker; cleared by the thread as it lists
         /// itself again.
         let notified = ManagedAtomic<Bool>(false)
+        /// atomic: the core the wake that took this thread off the list ran
+        /// on (-1: none, or unknown), written before `notified`; cleared as
+        /// the thread lists itself again. A hint for the parking policy
+        /// (`AdaptiveSpin`), never for the protocol.
+        let wakerCore = ManagedAtomic<Int32>(-1)
 
         /// Wakes the thread, which a wake has taken off the list: the flag
         /// first, so that a thread not yet on its parker sees it.
         func wake() {
+            wakerCore.store(spindle_current_cpu(), ordering: .relaxed)
             notified.store(true, ordering: .releasing)
             parker.notify()
         }
@@ -388,6 +397,7 @@ final class PoolCore: LoopExecutor {
     /// the re-check sees the loop.
     private func sleep(_ sleeper: Sleeper, timeoutNanoseconds: UInt64) {
         sleeper.notified.store(false, ordering: .relaxed)
+        sleeper.wakerCore.store(-1, ordering: .relaxed)
         sleepers.withLock { list in
             list.append(sleeper)
             sleeperCount.wrappingIncrement(ordering: .sequentiallyConsistent)
