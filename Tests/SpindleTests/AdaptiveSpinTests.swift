@@ -39,28 +39,31 @@ import Testing
         #expect(budgets(spin, after: [Self.long, Self.short]) == [32_000, 64_000])
     }
 
+    /// Budgets after sleeps, each ended by a wake from the sleeper's own
+    /// core or from another.
+    private func budgets(_ spin: AdaptiveSpin, after sleeps: [(nanoseconds: UInt64, ownCore: Bool)]) -> [UInt64] {
+        var spin = spin
+        return sleeps.map { sleep in
+            spin.slept(nanoseconds: sleep.nanoseconds, wokenFromItsCore: sleep.ownCore)
+            return spin.budget
+        }
+    }
+
     @Test func aThreadWokenFromTheCoreItSleptOnStopsPollingWhateverTheSleep() {
         // The crowded machine's trap: the poller and its producer share a
         // core, the producer runs only once the poll has timed out and
         // wakes the poller at once. A short sleep would double the budget;
-        // a wake from the poller's own core drops it.
+        // a wake from the poller's own core drops it, and wakes from
+        // another core (the kernel moved one of them) grow it back from
+        // the first budget.
         var polling = PoolCore.parkingPolicy()
         for _ in 0..<6 { polling.slept(nanoseconds: Self.short) }
         #expect(polling.budget == 64_000)
-        var shared = polling
-        shared.slept(nanoseconds: Self.short, wokenFromItsCore: true)
-        #expect(shared.budget == 0)
-        shared.slept(nanoseconds: Self.short, wokenFromItsCore: true)
-        #expect(shared.budget == 0)
-        // Woken from another core again (the kernel moved one of them):
-        // the budget grows back from the first, as after a long pause.
-        shared.slept(nanoseconds: Self.short, wokenFromItsCore: false)
-        #expect(shared.budget == 1_000)
-        var apart = polling
-        apart.slept(nanoseconds: Self.short, wokenFromItsCore: false)
-        #expect(apart.budget == 64_000)
-        apart.slept(nanoseconds: Self.long, wokenFromItsCore: false)
-        #expect(apart.budget == 32_000)
+        #expect(budgets(polling, after: [(Self.short, true), (Self.short, true), (Self.short, false), (Self.short, false)])
+            == [0, 0, 1_000, 2_000])
+        #expect(budgets(polling, after: [(Self.long, true)]) == [0])
+        // From another core, the sleep's length decides, as before.
+        #expect(budgets(polling, after: [(Self.short, false), (Self.long, false)]) == [64_000, 32_000])
     }
 
     @Test func aDedicatedThreadsSpinStaysUnderItsCap() {
