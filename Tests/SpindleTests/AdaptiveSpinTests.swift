@@ -39,12 +39,12 @@ import Testing
         #expect(budgets(spin, after: [Self.long, Self.short]) == [32_000, 64_000])
     }
 
-    /// Budgets after sleeps, each ended by a wake from the sleeper's own
-    /// core or from another.
+    /// Budgets after sleeps on core 1, each ended by a wake from the
+    /// sleeper's own core or from core 0.
     private func budgets(_ spin: AdaptiveSpin, after sleeps: [(nanoseconds: UInt64, ownCore: Bool)]) -> [UInt64] {
         var spin = spin
         return sleeps.map { sleep in
-            spin.slept(nanoseconds: sleep.nanoseconds, wokenFromItsCore: sleep.ownCore)
+            spin.slept(nanoseconds: sleep.nanoseconds, onCore: 1, wokenFromCore: sleep.ownCore ? 1 : 0)
             return spin.budget
         }
     }
@@ -64,6 +64,10 @@ import Testing
         #expect(budgets(polling, after: [(Self.long, true)]) == [0])
         // From another core, the sleep's length decides, as before.
         #expect(budgets(polling, after: [(Self.short, false), (Self.long, false)]) == [64_000, 32_000])
+        // A core nobody knows (-1, off Linux, or no wake) is never "its own".
+        var unknown = polling
+        unknown.slept(nanoseconds: Self.short, onCore: -1, wokenFromCore: -1)
+        #expect(unknown.budget == 64_000)
     }
 
     @Test func aDedicatedThreadsSpinStaysUnderItsCap() {

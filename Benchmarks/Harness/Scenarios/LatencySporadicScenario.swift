@@ -214,28 +214,6 @@ struct LatencySporadicScenario {
     }
 }
 
-/// The process's context switches over a window, per round trip, with the
-/// machine's steal time (`SchedulerNoise`); also `latency-closed`'s.
-struct ContextSwitches {
-    let voluntary: Int
-    let noise: SchedulerNoise
-
-    static func begin() -> ContextSwitches {
-        ContextSwitches(voluntary: ProcessStats.voluntaryContextSwitches(), noise: SchedulerNoise.begin())
-    }
-
-    /// `voluntary_switches_per_1k` and `preemptions_per_1k` (per thousand
-    /// round trips), and `steal_per_mille`.
-    func end(roundTrips: Int) -> [String: Int] {
-        let voluntarySwitches = ProcessStats.voluntaryContextSwitches() - voluntary
-        var counters = noise.end()
-        let preemptions = counters.removeValue(forKey: "preemptions") ?? 0
-        counters["voluntary_switches_per_1k"] = voluntarySwitches * 1_000 / max(roundTrips, 1)
-        counters["preemptions_per_1k"] = preemptions * 1_000 / max(roundTrips, 1)
-        return counters
-    }
-}
-
 /// CPU-bound threads of the harness's own, for the crowded scenarios: each
 /// spins on arithmetic until stopped, as another process's work would.
 final class CrowdingThreads: Sendable {

@@ -22,10 +22,9 @@
 /// poller and its producer on one core (other work holds the other), the
 /// producer runs only once the poll has timed out and the poller sleeps,
 /// wakes it at once — a short sleep, which would double the budget — and
-/// every round trip costs a whole poll (`latency-crowded-closed`: 70 µs
-/// instead of 5). So a thread woken from the very core it slept on stops
-/// polling (`slept(nanoseconds:wokenFromItsCore:)`): there, its polling
-/// only kept its waker off the core.
+/// every round trip costs a whole poll. So a thread woken from the very
+/// core it slept on stops polling (`slept(nanoseconds:onCore:wokenFromCore:)`):
+/// there, its polling only kept its waker off the core.
 struct AdaptiveSpin {
     /// A sleep shorter than this says work comes back at that rhythm.
     static let shortSleepNanoseconds: UInt64 = 64_000
@@ -43,12 +42,13 @@ struct AdaptiveSpin {
         self.budget = budget
     }
 
-    /// Adapts the budget to a sleep that lasted `nanoseconds` and was ended
-    /// by a wake made on the core the thread slept on (`wokenFromItsCore`:
-    /// the budget drops to nothing, whatever the sleep's length), or by any
-    /// other wake.
-    mutating func slept(nanoseconds: UInt64, wokenFromItsCore: Bool) {
-        if wokenFromItsCore {
+    /// Adapts the budget to a sleep that lasted `nanoseconds`, on core
+    /// `onCore`, ended by a wake made on `wokenFromCore` (-1 for either:
+    /// unknown, or no wake). A wake from the core the thread slept on drops
+    /// the budget to nothing, whatever the sleep's length; any other sleep
+    /// adapts it by its length.
+    mutating func slept(nanoseconds: UInt64, onCore: Int32, wokenFromCore: Int32) {
+        if onCore >= 0, wokenFromCore == onCore {
             budget = 0
         } else {
             slept(nanoseconds: nanoseconds)

@@ -72,7 +72,7 @@ final class DedicatedThreadExecutor: LoopExecutor {
             if parkedAt != 0 {
                 spin.slept(
                     nanoseconds: spindle_monotonic_ns() &- parkedAt,
-                    wokenFromItsCore: core >= 0 && wakerCore.load(ordering: .relaxed) == core)
+                    onCore: core, wokenFromCore: wakerCore.load(ordering: .relaxed))
             }
             guard ready.exchange(false, ordering: .acquiringAndReleasing) else { continue }
             var result = RunResult.reschedule

@@ -356,7 +356,7 @@ final class PoolCore: LoopExecutor {
         sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
         spin.slept(
             nanoseconds: spindle_monotonic_ns() &- sleepStart,
-            wokenFromItsCore: core >= 0 && sleeper.wakerCore.load(ordering: .relaxed) == core)
+            onCore: core, wokenFromCore: sleeper.wakerCore.load(ordering: .relaxed))
     }
 
     // MARK: Sleeping and waking
