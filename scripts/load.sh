@@ -9,16 +9,22 @@
 # CPU and requests/s per round, and the ratios to `plain` measured in this
 # run.
 #
-# Usage: scripts/load.sh [seconds per run, default 10]
-#   SPINDLE_LOAD_REPEATS=N: rounds per cell (default 5); each figure is
-#   the median of its rounds, the modes' order rotated every round. A slow
-#   phase of the machine can take a cell's requests/s down for a round or
-#   two: a median of 5 rides out two such rounds, a median of 3 only one.
+# Usage: scripts/load.sh [seconds per mode per round, default 10]
+#   SPINDLE_LOAD_REPEATS=N: rounds per cell (default 5). A round gives
+#   each mode the same seconds in SPINDLE_LOAD_SLICES slices (default 5,
+#   of 2 s each), the modes' slices alternating and their order rotated
+#   every slice: a slow phase of the machine (it has them, for seconds at
+#   a time) falls on every mode of the round alike. A round's requests/s
+#   is the mean of its slices'; each figure is the median of its rounds,
+#   the latencies the medians of the slices'. Each round's ratio to plain
+#   is printed, with its lowest.
 #   SPINDLE_LOAD_MODES="plain spindle-nio": only these modes (default: all
-#   three; the ratios need plain).
-#   SPINDLE_LOAD_SMOKE=1: one second per cell and 1,000 idle connections
-#   (CI's smoke test: the script and every mode work; the figures mean
-#   nothing).
+#   three; the ratios need plain). The mode `plain-control` is a second
+#   plain server: its ratios to plain are the noise floor of the run (what
+#   the machine's own variation makes of two identical servers).
+#   SPINDLE_LOAD_SMOKE=1: one second per cell, one slice, and 1,000 idle
+#   connections (CI's smoke test: the script and every mode work; the
+#   figures mean nothing).
 #
 # A benchmark, not a test: run it on a quiet machine, and compare ratios
 # within one run, never figures across runs or machines.
@@ -27,11 +33,19 @@ cd "$(dirname "$0")/.."
 
 seconds=${1:-10}
 repeats=${SPINDLE_LOAD_REPEATS:-5}
+slices=${SPINDLE_LOAD_SLICES:-5}
 idle=10000
 if [[ ${SPINDLE_LOAD_SMOKE:-0} == 1 ]]; then
     seconds=1
     repeats=1
+    slices=1
     idle=1000
+fi
+# wrk takes whole seconds.
+slice_seconds=$(( seconds / slices ))
+if (( slice_seconds < 1 || slice_seconds * slices != seconds )); then
+    echo "load: $seconds s per round cannot be cut into $slices slices of whole seconds" >&2
+    exit 1
 fi
 
 if ! command -v wrk >/dev/null 2>&1; then
@@ -72,7 +86,8 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 start_server() {
     local mode=$1
-    "$server_bin" --mode "$mode" --port 0 --threads 2 >"$work/$mode.out" 2>"$work/$mode.err" &
+    # plain-control: a second plain server (the noise floor).
+    "$server_bin" --mode "${mode%-control}" --port 0 --threads 2 >"$work/$mode.out" 2>"$work/$mode.err" &
     server_pid=$!
     for _ in $(seq 1 600); do
         if grep -q "^listening on" "$work/$mode.out" 2>/dev/null; then break; fi
@@ -98,7 +113,7 @@ stop_server() {
 run_wrk() {
     local connections=$1
     local out="$work/wrk.out"
-    wrk -t2 -c"$connections" -d"${seconds}s" --latency --timeout 10s "http://127.0.0.1:$port/" >"$out" 2>&1 || true
+    wrk -t2 -c"$connections" -d"${slice_seconds}s" --latency --timeout 10s "http://127.0.0.1:$port/" >"$out" 2>&1 || true
     python3 - "$out" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
@@ -144,10 +159,10 @@ PY
 }
 
 # Every mode's server runs at once for the busy cells (an idle server costs
-# nothing: see the idle CPU below), and each cell is measured in rounds with
-# the modes' order rotated every round, so that a slow or fast phase of the
+# nothing: see the idle CPU below), and each cell is measured in rounds of
+# alternating slices (`run_round`), so that a slow or fast phase of the
 # machine falls on every mode alike; each figure is the median of its
-# rounds, and the spread of requests/s is printed under the table.
+# rounds, and each mode's rounds are printed under the table.
 declare -A port_of pid_of threads_of
 declare -A rps_runs p50_runs p99_runs errors_of rss_of cpu_of
 ticks_per_second=$(getconf CLK_TCK)
@@ -164,26 +179,33 @@ server_pid=""
 cleanup_servers() { for pid in $server_pids; do kill "$pid" 2>/dev/null || true; done; }
 trap 'cleanup_servers; cleanup' EXIT
 
-record() {  # record MODE CELL "rps p50 p99 errors"
-    local mode=$1 cell=$2 rps p50 p99 errors
-    read -r rps p50 p99 errors <<<"$3"
-    rps_runs[$mode,$cell]+="$rps "
+record() {  # record MODE CELL ROUND "rps p50 p99 errors" (one slice)
+    local mode=$1 cell=$2 round=$3 rps p50 p99 errors
+    read -r rps p50 p99 errors <<<"$4"
+    rps_runs[$mode,$cell,$round]+="$rps "
     p50_runs[$mode,$cell]+="${p50%_ms} "
     p99_runs[$mode,$cell]+="${p99%_ms} "
     errors_of[$mode,$cell]=$(( ${errors_of[$mode,$cell]:-0} + errors ))
 }
 
-count=${#modes[@]}
-for round in $(seq 1 "$repeats"); do
-    for connections in 100 1000; do
+# One round of a cell: `slices` slices per mode, alternating, the order
+# rotated every slice.
+run_round() {  # run_round CELL CONNECTIONS ROUND
+    local cell=$1 connections=$2 round=$3 slice i mode
+    for slice in $(seq 1 "$slices"); do
         for i in $(seq 0 $((count - 1))); do
-            mode=${modes[$(( (i + round - 1) % count ))]}
+            mode=${modes[$(( (i + round + slice - 2) % count ))]}
             port=${port_of[$mode]}
-            echo "== round $round/$repeats, $connections connections: $mode" >&2
-            record "$mode" "$connections" "$(run_wrk "$connections")"
-            threads_of[$mode,$connections]=$(thread_count "${pid_of[$mode]}")
+            echo "== round $round/$repeats, slice $slice/$slices, $cell: $mode" >&2
+            record "$mode" "$cell" "$round" "$(run_wrk "$connections")"
+            threads_of[$mode,$cell]=$(thread_count "${pid_of[$mode]}")
         done
     done
+}
+
+count=${#modes[@]}
+for round in $(seq 1 "$repeats"); do
+    for connections in 100 1000; do run_round "$connections" "$connections" "$round"; done
 done
 cleanup_servers
 for mode in "${modes[@]}"; do wait "${pid_of[$mode]}" 2>/dev/null || true; done
@@ -193,9 +215,9 @@ server_pids=""
 # `idle` idle connections. Memory per connection and CPU while idle are
 # measured for one server at a time (a process's resident set and CPU time
 # are its own, whatever the others hold); then 100 busy connections beside
-# the idle ones, in rounds with the modes' order rotated, as above: a slow
-# phase of the machine falls on every mode alike (measured one mode after
-# the other, a phase change between them passed for a difference of the
+# the idle ones, in rounds of alternating slices, as above: a slow phase
+# of the machine falls on every mode alike (measured one mode after the
+# other, a phase change between them passed for a difference of the
 # modes).
 declare -A holder_of
 for mode in "${modes[@]}"; do
@@ -223,15 +245,7 @@ holder_pids="${holder_of[*]}"
 server_pid=""
 holder_pid=""
 trap 'for pid in $holder_pids; do kill "$pid" 2>/dev/null || true; done; cleanup_servers; cleanup' EXIT
-for round in $(seq 1 "$repeats"); do
-    for i in $(seq 0 $((count - 1))); do
-        mode=${modes[$(( (i + round - 1) % count ))]}
-        port=${port_of[$mode]}
-        echo "== round $round/$repeats, $idle idle + 100 connections: $mode" >&2
-        record "$mode" idle "$(run_wrk 100)"
-        threads_of[$mode,idle]=$(thread_count "${pid_of[$mode]}")
-    done
-done
+for round in $(seq 1 "$repeats"); do run_round idle 100 "$round"; done
 for pid in $holder_pids; do kill "$pid" 2>/dev/null || true; done
 for pid in $holder_pids; do wait "$pid" 2>/dev/null || true; done
 holder_pids=""
@@ -242,11 +256,14 @@ server_pids=""
 # The table, the spreads and the ratios (of medians), in Python.
 {
     echo "repeats $repeats"
+    echo "slices $slices $slice_seconds"
     echo "idle $idle"
     echo "cpu $(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo) ($(nproc) cores)"
     for mode in "${modes[@]}"; do
         for cell in 100 1000 idle; do
-            echo "cell|$mode|$cell|${rps_runs[$mode,$cell]}|${p50_runs[$mode,$cell]}|${p99_runs[$mode,$cell]}|${errors_of[$mode,$cell]:-0}|${threads_of[$mode,$cell]:-?}"
+            rounds=""
+            for round in $(seq 1 "$repeats"); do rounds+="${rps_runs[$mode,$cell,$round]},"; done
+            echo "cell|$mode|$cell|$rounds|${p50_runs[$mode,$cell]}|${p99_runs[$mode,$cell]}|${errors_of[$mode,$cell]:-0}|${threads_of[$mode,$cell]:-?}"
         done
         echo "mode|$mode|${rss_of[$mode]}|${cpu_of[$mode]}"
     done
@@ -257,19 +274,22 @@ cells, rss, cpu, modes = {}, {}, {}, []
 for line in open(sys.argv[1]):
     line = line.rstrip("\n")
     if line.startswith("repeats "): repeats = int(line.split()[1])
+    elif line.startswith("slices "): slices, slice_seconds = (int(x) for x in line.split()[1:])
     elif line.startswith("idle "): idle = line.split()[1]
     elif line.startswith("cpu "): machine = line[4:]
     elif line.startswith("cell|"):
-        _, mode, cell, rps, p50, p99, errors, threads = line.split("|")
+        _, mode, cell, rounds, p50, p99, errors, threads = line.split("|")
         ms = lambda runs: [float(x) for x in runs.split() if x != "n/a"]
-        cells[mode, cell] = dict(rps=[float(x) for x in rps.split()], p50=ms(p50), p99=ms(p99),
-                                 errors=int(errors), threads=threads)
+        # A round's requests/s: the mean of its slices' (equal durations).
+        rps = [statistics.fmean(float(x) for x in r.split()) for r in rounds.split(",") if r.strip()]
+        cells[mode, cell] = dict(rps=rps, p50=ms(p50), p99=ms(p99), errors=int(errors), threads=threads)
     elif line.startswith("mode|"):
         _, mode, per_connection, idle_cpu = line.split("|")
         modes.append(mode); rss[mode] = per_connection; cpu[mode] = idle_cpu
 median = lambda xs: statistics.median(xs) if xs else 0.0
 label = {"100": "100", "1000": "1000", "idle": f"{idle} idle + 100"}
-print(f"\n{machine}; medians of {repeats} round(s) per cell, modes' order rotated each round\n")
+print(f"\n{machine}; medians of {repeats} round(s) per cell, each round {slices} alternating slice(s) "
+      f"of {slice_seconds} s per mode; latencies: medians of the slices'\n")
 print("| mode | connections | requests/s | p50 | p99 | errors | RSS/conn | threads |")
 print("| --- | --- | --- | --- | --- | --- | --- | --- |")
 for mode in modes:
@@ -285,11 +305,15 @@ for mode in modes:
 if "plain" in modes:
     for mode in modes:
         if mode == "plain": continue
-        parts = []
+        parts, lowest = [], []
         for cell in ("100", "1000", "idle"):
             p, m = cells["plain", cell], cells[mode, cell]
             rps = f"{median(m['rps']) / median(p['rps']):.2f}×" if median(p["rps"]) > 0 else "n/a"
             p99 = f"{median(m['p99']) / median(p['p99']):.2f}×" if median(p["p99"]) > 0 else "n/a"
-            parts.append(f"{label[cell]}: requests/s {rps}, p99 {p99}")
-        print(f"- {mode} vs plain (medians): " + "; ".join(parts))
+            rounds = [b / a for a, b in zip(p["rps"], m["rps"]) if a > 0]
+            lowest += rounds
+            parts.append(f"{label[cell]}: requests/s {rps}, p99 {p99}, rounds "
+                         + ", ".join(f"{x:.2f}×" for x in rounds))
+        print(f"- {mode} vs plain (medians; each round's ratio): " + "; ".join(parts)
+              + (f"; lowest round {min(lowest):.2f}×" if lowest else ""))
 PY
