@@ -371,8 +371,15 @@ bool spindle_wfq_is_empty_consumer(spindle_wfq *q) {
     return cds_wfcq_empty(&q->head, &q->tail) && !batch_has_unread(q);
 }
 
+// The tail alone: it is the enqueuers' linearization point (an enqueue
+// exchanges it before it links its node behind the head, and the consumer
+// clears the head's link before it points the tail back at the head), so
+// the queue is empty exactly when the tail points at the head.
+// `cds_wfcq_empty` reads the head's link first, which loads the
+// consumer's line as well: for a loop cold in the cache (a connection's,
+// between two requests) a second miss per emit and per idle re-check.
 bool spindle_wfq_looks_empty(spindle_wfq *q) {
-    return cds_wfcq_empty(&q->head, &q->tail);
+    return __atomic_load_n(&q->tail.p, __ATOMIC_RELAXED) == &q->head.node;
 }
 
 size_t spindle_wfq_allocated_nodes(spindle_wfq *q) {

@@ -98,7 +98,7 @@ void spindle_wfq_release(spindle_wfq *queue, void *payload);
 bool spindle_wfq_is_empty_consumer(spindle_wfq *queue);
 
 /// True when nothing is enqueued outside the consumer's private batch. Any
-/// thread (reads only the shared head and tail; a snapshot). For the
+/// thread (reads only the shared tail, one line; a snapshot). For the
 /// executor's re-check after a loop goes idle, when another thread may
 /// already be the consumer.
 bool spindle_wfq_looks_empty(spindle_wfq *queue);

@@ -165,6 +165,27 @@ extension CSpindleTarget {
             #expect(spindle_wfq_is_empty_consumer(queue))
         }
 
+        /// `looks_empty` reads the tail alone: empty before the first
+        /// enqueue, not after it, not while more come behind it, and empty
+        /// again once a splice has taken everything into the consumer's
+        /// batch (which it does not count), and after each later splice.
+        @Test func looksEmptyFollowsTheSharedQueueNotTheBatch() throws {
+            let queue = try makeIntQueue()
+            defer { spindle_wfq_destroy(queue) }
+            #expect(spindle_wfq_looks_empty(queue))
+            try enqueue(queue, 1)
+            #expect(!spindle_wfq_looks_empty(queue))
+            try enqueue(queue, 2)
+            #expect(!spindle_wfq_looks_empty(queue))
+            #expect(spindle_wfq_splice_consumer(queue))
+            #expect(spindle_wfq_looks_empty(queue), "both events are in the consumer's batch")
+            try enqueue(queue, 3)
+            #expect(!spindle_wfq_looks_empty(queue))
+            #expect(drain(queue, max: 10) == [1, 2, 3])
+            #expect(spindle_wfq_looks_empty(queue))
+            try expectEveryNodeBackInThePool(queue)
+        }
+
         /// Regression: is_empty once looked only at the shared queue, so it
         /// reported empty while spliced events were still unread.
         @Test func isEmptyIsFalseWhileTheConsumerBatchStillHoldsEvents() throws {

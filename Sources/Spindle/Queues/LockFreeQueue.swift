@@ -117,7 +117,7 @@ struct _UnsafeLockFreeQueue: Sendable {
     fileprivate var isEmpty: Bool { spindle_wfq_is_empty_consumer(raw) }
 
     /// True when nothing is enqueued beyond the consumer's private batch.
-    /// Any thread (it reads only the shared head and tail).
+    /// Any thread (it reads only the shared tail).
     fileprivate var looksEmpty: Bool { spindle_wfq_looks_empty(raw) }
 
     /// Hands finished nodes back to the pool (before the consumer sleeps).

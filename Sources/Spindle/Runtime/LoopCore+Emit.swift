@@ -59,7 +59,7 @@ extension LoopCore {
             return emit(event)
         }
         spindle_gate_exit()
-        countRunInPlace(counters.directRuns)
+        countRunInPlace(words.directRuns)
         runTakenHere(firstSlice: { self.sliceInPlace(event) })
         return .accepted
     }
@@ -110,7 +110,7 @@ extension LoopCore {
             unsafeRunnerOwned.reentrant.append(event)
             spindle_gate_exit()
             if let hub { accepted(event, hub: hub) }
-            countRunInPlace(counters.directRuns)
+            countRunInPlace(words.directRuns)
             runTakenHere()
             return .accepted
         }
@@ -119,7 +119,7 @@ extension LoopCore {
             spindle_gate_exit()
             if let hub { accepted(event, hub: hub) }
             if enqueued == .runHere {
-                countRunInPlace(counters.inlineRuns)
+                countRunInPlace(words.inlineRuns)
                 runHere()
             }
             return .accepted

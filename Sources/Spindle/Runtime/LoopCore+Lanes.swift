@@ -133,7 +133,7 @@ extension LoopCore {
     /// `runHere()` for `SpinLoop.emit`'s inlined fast path.
     @usableFromInline
     func runAfterLaneEmit() {
-        countRunInPlace(counters.inlineRuns)
+        countRunInPlace(words.inlineRuns)
         runHere()
     }
 

@@ -340,7 +340,7 @@ extension LoopCore {
     // must not see it again.
     private func publish(newStates: Bool) {
         snapshot.publish(state)
-        counters.reduced.store(runner.reducedCount, ordering: .releasing)
+        words.reduced.store(runner.reducedCount, ordering: .releasing)
         if newStates { publishToFeedbacks() }
         if let observers, observers.isObserved.load(ordering: .relaxed) {
             if runner.collecting {
@@ -396,7 +396,7 @@ extension LoopCore {
     private func finish() {
         counters.discardedAtStop.store(runner.discardedCount, ordering: .relaxed)
         snapshot.publish(state)
-        counters.reduced.store(runner.reducedCount, ordering: .releasing)
+        words.reduced.store(runner.reducedCount, ordering: .releasing)
 
         // The stop completes once no drain of a feedback's queue is left
         // running: after `stop()` returns, no effect is called any more.

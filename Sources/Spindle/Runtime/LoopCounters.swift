@@ -1,20 +1,17 @@
 internal import Atomics
 
-/// The loop's event and effect counters. Every field is an atomic that any
-/// thread may read; the writers are named per field.
+/// The loop's other counters: of effects, drops and stops. Every field is
+/// an atomic that any thread may read; the writers are named per field.
+/// (The counters an emit and a slice write, `reduced`, `directRuns` and
+/// `inlineRuns`, live in the loop's words: see `LoopWords`.)
 ///
-/// One allocation for all fourteen: a `ManagedBuffer` whose elements are
+/// One allocation for all eleven: a `ManagedBuffer` whose elements are
 /// the atomics (each `UnsafeAtomic` below is a view of one). Separate
-/// atomics cost an allocation each, a third of an idle loop's memory, and
-/// storage behind an object of its own would cost a request through a loop
-/// one more cache line to fetch. The counters an emit and a slice touch
-/// (`reduced`, `directRuns`, `inlineRuns`) come first, beside the buffer's
-/// header.
+/// atomics cost an allocation each, a third of an idle loop's memory.
 // `@unchecked Sendable`: `ManagedBuffer` is not `Sendable`; its elements
 // are reached only as atomics.
 struct LoopCounters: @unchecked Sendable {
     private enum Slot: Int, CaseIterable {
-        case reduced, directRuns, inlineRuns
         case dropped, discardedAtStop, runsStarted, runsCancelled, lateEventsDiscarded
         case rejectedAfterStop, effectErrors, effectsDispatched, effectsHandled
         case effectsDiscardedAtStop, unhandledEffects
@@ -39,8 +36,6 @@ struct LoopCounters: @unchecked Sendable {
         UnsafeAtomic(at: buffer.withUnsafeMutablePointerToElements { $0 } + slot.rawValue)
     }
 
-    /// Written by the runner after each batch.
-    var reduced: UnsafeAtomic<Int> { view(.reduced) }
     /// Events refused by a full bounded queue under `.dropNewest` (producers).
     var dropped: UnsafeAtomic<Int> { view(.dropped) }
     /// Events accepted, then thrown away by a discarding stop (runner).
@@ -63,13 +58,6 @@ struct LoopCounters: @unchecked Sendable {
     var effectsDiscardedAtStop: UnsafeAtomic<Int> { view(.effectsDiscardedAtStop) }
     /// Effects no route matched (runner).
     var unhandledEffects: UnsafeAtomic<Int> { view(.unhandledEffects) }
-    /// Schedulings an emit ran on the loop's own executor by the direct
-    /// path (`takeToRunHere`), for the stress tests' premise. Written by
-    /// the emit that took the loop (it owns it), so a load and a store.
-    var directRuns: UnsafeAtomic<Int> { view(.directRuns) }
-    /// Schedulings an emit ran on the loop's own executor after enqueueing
-    /// (the inline fast path, `runHere`). Written as `directRuns` is.
-    var inlineRuns: UnsafeAtomic<Int> { view(.inlineRuns) }
 }
 
 /// A snapshot of a loop's counters.
@@ -102,8 +90,8 @@ public struct LoopStatistics: Sendable, Hashable {
     /// Effects that no route matched (each reported as an ``UnhandledEffectError``).
     public let unhandledEffects: Int
 
-    init(_ counters: LoopCounters) {
-        reducedEvents = counters.reduced.load(ordering: .acquiring)
+    init(reduced: UnsafeAtomic<Int>, _ counters: LoopCounters) {
+        reducedEvents = reduced.load(ordering: .acquiring)
         droppedEvents = counters.dropped.load(ordering: .relaxed)
         discardedAtStop = counters.discardedAtStop.load(ordering: .relaxed)
         effectRunsStarted = counters.runsStarted.load(ordering: .relaxed)

@@ -358,7 +358,7 @@ public final class SpinLoop<State: Sendable, Event: Sendable>: Sendable {
     /// The loop's counters: events reduced and dropped, effect runs started and
     /// cancelled, late events discarded, effects dispatched, handled,
     /// discarded at stop and unhandled.
-    public var statistics: LoopStatistics { LoopStatistics(core.counters) }
+    public var statistics: LoopStatistics { LoopStatistics(reduced: core.words.reduced, core.counters) }
 }
 
 /// A loop's failure to start (see `SpinLoop.startError`).

@@ -45,7 +45,7 @@ extension SpinLoop {
     /// path (the loop taken with its queue empty) and by the inline fast
     /// path (after enqueueing): the premise of the stress tests.
     var runsInPlace: (direct: Int, inline: Int) {
-        (core.counters.directRuns.load(ordering: .relaxed), core.counters.inlineRuns.load(ordering: .relaxed))
+        (core.words.directRuns.load(ordering: .relaxed), core.words.inlineRuns.load(ordering: .relaxed))
     }
 }
 

@@ -1,8 +1,8 @@
 internal import Atomics
 internal import CSpindle
 
-/// A loop's hot atomics, packed into 24 bytes, and its C task node, in one
-/// allocation: the
+/// A loop's hot atomics, packed into 24 bytes, its lane set, the counters
+/// an emit or a slice writes, and its C task node, in one allocation: the
 /// words every emit reads (the scheduling state, `closed`, the runner's id)
 /// and the stop's flags. Separate atomics cost an allocation and, for a loop
 /// that is cold in the cache, a miss each.
@@ -28,11 +28,17 @@ struct LoopWords: @unchecked Sendable {
     private static let observersCreatedOffset = Int(SPINDLE_WORDS_OBSERVERS_CREATED_OFFSET)  // Bool
     private static let settlePendingOffset = Int(SPINDLE_WORDS_SETTLE_PENDING_OFFSET)  // Bool
     private static let wordsSize = Int(SPINDLE_WORDS_SIZE)
-    private static var size: Int { wordsSize + spindle_task_size() + spindle_lane_set_size() }
+    /// The counters an emit or a slice writes (`reduced`, `directRuns`,
+    /// `inlineRuns`: three `Int`s), right after the lane set: on the
+    /// words' line or the next, where in an object of their own they cost
+    /// a request through a loop cold in the cache (a connection's) a line
+    /// of its own.
+    private static var hotCountersOffset: Int { wordsSize + spindle_lane_set_size() }
+    private static let hotCountersSize = 3 * MemoryLayout<Int>.stride
+    private static var size: Int { hotCountersOffset + hotCountersSize + spindle_task_size() }
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
-    /// after the lane set: only a scheduling through the executor's queue
-    /// touches it.
+    /// last: only a scheduling through the executor's queue touches it.
     let task: OpaquePointer
     /// Room for the loop's lane set (see `spindle_lane_set`: one pointer),
     /// right after the words, on their line: an emit's empty-queue check
@@ -64,8 +70,10 @@ struct LoopWords: @unchecked Sendable {
             .initialize(to: .init(false))
         (base + Self.settlePendingOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
             .initialize(to: .init(false))
+        (base + Self.hotCountersOffset).bindMemory(to: Int.AtomicRepresentation.self, capacity: 3)
+            .initialize(repeating: .init(0), count: 3)
         laneSetMemory = base + Self.wordsSize
-        task = spindle_task_init(base + Self.wordsSize + spindle_lane_set_size(), nil)
+        task = spindle_task_init(base + Self.hotCountersOffset + Self.hotCountersSize, nil)
         assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
                && SchedulingState.finished.rawValue > SPINDLE_SCHEDULING_RUNNING,
                "the C fast path's reading of SchedulingState")
@@ -104,4 +112,13 @@ struct LoopWords: @unchecked Sendable {
     var observersCreated: UnsafeAtomic<Bool> { view(Self.observersCreatedOffset, Bool.self) }
     /// Set while a `settled()` call waits for the runner to take it.
     var settlePending: UnsafeAtomic<Bool> { view(Self.settlePendingOffset, Bool.self) }
+    /// Events reduced: written by the runner after each batch.
+    var reduced: UnsafeAtomic<Int> { view(Self.hotCountersOffset, Int.self) }
+    /// Schedulings an emit ran on the loop's own executor by the direct
+    /// path (`takeToRunHere`), for the stress tests' premise. Written by
+    /// the emit that took the loop (it owns it), so a load and a store.
+    var directRuns: UnsafeAtomic<Int> { view(Self.hotCountersOffset + MemoryLayout<Int>.stride, Int.self) }
+    /// Schedulings an emit ran on the loop's own executor after enqueueing
+    /// (the inline fast path, `runHere`). Written as `directRuns` is.
+    var inlineRuns: UnsafeAtomic<Int> { view(Self.hotCountersOffset + 2 * MemoryLayout<Int>.stride, Int.self) }
 }
