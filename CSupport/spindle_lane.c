@@ -447,6 +447,8 @@ struct spindle_lane_set {
     _Atomic(struct spindle_lane_array *) current;  // NULL: no lane
 };
 
+_Static_assert(sizeof(spindle_lane_set) == SPINDLE_LANE_SET_SIZE, "SPINDLE_LANE_SET_SIZE is the set's size");
+
 size_t spindle_lane_set_size(void) { return sizeof(spindle_lane_set); }
 
 spindle_lane_set *spindle_lane_set_init(void *memory) {

@@ -150,6 +150,9 @@ typedef struct spindle_lane_set spindle_lane_set;
 /// Bytes a set takes (one pointer): a loop keeps its set in its words'
 /// allocation, beside its task node, not in an allocation of its own.
 size_t spindle_lane_set_size(void);
+/// `spindle_lane_set_size()` as a constant, for offsets computed on hot
+/// paths (a loop's counters after its set) without a call.
+#define SPINDLE_LANE_SET_SIZE 8
 /// Initializes an empty set in `memory` (`spindle_lane_set_size()` bytes,
 /// 8-aligned), which the caller owns; returns it.
 spindle_lane_set *spindle_lane_set_init(void *memory);

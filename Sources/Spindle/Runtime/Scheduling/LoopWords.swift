@@ -33,7 +33,9 @@ struct LoopWords: @unchecked Sendable {
     /// words' line or the next, where in an object of their own they cost
     /// a request through a loop cold in the cache (a connection's) a line
     /// of its own.
-    private static var hotCountersOffset: Int { wordsSize + spindle_lane_set_size() }
+    /// (A constant: each counter's view computes its offset, and the
+    /// lane set's size as a call would cost every access a call.)
+    private static let hotCountersOffset = Int(SPINDLE_WORDS_SIZE) + Int(SPINDLE_LANE_SET_SIZE)
     private static let hotCountersSize = 3 * MemoryLayout<Int>.stride
     private static var size: Int { hotCountersOffset + hotCountersSize + spindle_task_size() }
 
