@@ -38,13 +38,14 @@ public enum HTTPServerMode: String, CaseIterable, Sendable {
     /// pipeline (`configureHTTPServerPipeline()`).
     public func makeHandler() -> any ChannelHandler {
         switch self {
-        case .plain: PlainHandler()
-        case .byHand: ByHandHandler()
+        case .plain: return PlainHandler()
+        case .byHand: return ByHandHandler()
         case .spindleNIO:
             // `event:` keeps the connection's decode state: one assembler
             // per handler, so per connection.
-            SpinHandler(spin: connectionSpin, event: RequestAssembler().event, write: writeReplies)
-        case .spindlePool: PoolHandler()
+            let assembler = RequestAssembler()
+            return SpinHandler(spin: connectionSpin, event: { assembler.event($0) }, write: writeReplies)
+        case .spindlePool: return PoolHandler()
         }
     }
 }
@@ -86,23 +87,29 @@ let connectionSpin = Spin<HTTPConnection, HTTPEvent>(
 
 /// A connection's request decoder state: NIO hands over a request as parts
 /// (a head, body parts, an end); the spin sees one event per request, made
-/// on its end from the head kept here. One per connection (its handler's
+/// on its end from what the reply needs of the head, kept here (as the
+/// plain handler keeps it: not the head itself, whose copy would retain
+/// its storage and its headers'). One per connection (its handler's
 /// `event:` closure captures it), used on the connection's event loop only.
 final class RequestAssembler {
-    private var head: HTTPRequestHead?
+    private var version = HTTPVersion.http1_1
+    private var keepAlive = true
+    private var headSeen = false
 
     /// The event for a part: the whole request on its end, nil before it.
     func event(_ part: HTTPServerRequestPart) -> HTTPEvent? {
         switch part {
         case .head(let head):
-            self.head = head
+            version = head.version
+            keepAlive = head.isKeepAlive
+            headSeen = true
             return nil
         case .body:
             return nil
         case .end:
-            guard let head else { return nil }
-            self.head = nil
-            return .request(version: head.version, keepAlive: head.isKeepAlive)
+            guard headSeen else { return nil }
+            headSeen = false
+            return .request(version: version, keepAlive: keepAlive)
         }
     }
 }

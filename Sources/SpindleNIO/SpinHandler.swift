@@ -207,7 +207,19 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// `channelRead`'s work: reached through `readMessage`, specialized.
     @inlinable
     func read(_ data: NIOAny) {
-        guard let side, let emitter, let event = event(unwrapInboundIn(data)) else { return }
+        guard side != nil, let emitter, let event = event(unwrapInboundIn(data)) else { return }
+        // Unretained: the handler holds its side from the start on and
+        // never lets it go, and the caller holds the handler (a strong
+        // reference read out of `side` costs a retain and a release per
+        // message).
+        Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef { side in
+            read(event, side: side, emitter: emitter)
+        }
+    }
+
+    /// A read's event, delivered (`read(_:)`, with the side it holds).
+    @inlinable
+    func read(_ event: Event, side: ChannelSide<State, Event, OutboundOut>, emitter: OwnExecutorEmitter<State, Event>) {
         // The emit runs the loop here when it is idle (the inline fast
         // path): its replies are written now, and flushed once the read
         // is complete. A read NIO makes from inside one of those writes
@@ -230,7 +242,8 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
-        side?.flushIfWritten()
+        // Unretained, as in `read(_:)`.
+        if side != nil { Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.flushIfWritten() } }
         context.fireChannelReadComplete()
     }
 
@@ -363,8 +376,10 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     @inlinable
     func reduced(writing body: (inout SpinReplies<OutboundOut>) -> Void) {
         if sawInitialState, let context {
-            var replies = SpinReplies<OutboundOut>(context: context)
-            body(&replies)
+            // The replies use this binding's reference (one retain, not one
+            // more for the replies' copy).
+            var replies = SpinReplies<OutboundOut>(context: Unmanaged.passUnretained(context))
+            withExtendedLifetime(context) { body(&replies) }
             if replies.wroteAny { written = true }
         } else {
             sawInitialState = true
@@ -513,22 +528,24 @@ enum EventLoopExecutors {
 /// allocator for their buffers. Valid only inside the `write` call that
 /// gets it, on the event loop.
 public struct SpinReplies<OutboundOut> {
-    @usableFromInline let context: ChannelHandlerContext
+    /// Unretained: the channel side holds the context through the `write`
+    /// call that gets these replies.
+    @usableFromInline let context: Unmanaged<ChannelHandlerContext>
     @usableFromInline var wroteAny = false
 
     @inlinable
-    init(context: ChannelHandlerContext) {
+    init(context: Unmanaged<ChannelHandlerContext>) {
         self.context = context
     }
 
     /// The channel's allocator, for the buffers of the messages.
     @inlinable
-    public var allocator: ByteBufferAllocator { context.channel.allocator }
+    public var allocator: ByteBufferAllocator { context._withUnsafeGuaranteedRef { $0.channel.allocator } }
 
     /// Writes `message` to the channel, after the ones written before it.
     @inlinable
     public mutating func write(_ message: OutboundOut) {
-        context.write(NIOAny(message), promise: nil)
+        context._withUnsafeGuaranteedRef { $0.write(NIOAny(message), promise: nil) }
         wroteAny = true
     }
 }

@@ -79,8 +79,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// The feedback's `syncEffectWritingInto` (the plain sync form), and the
     /// memory it writes its event into: used by `runInline` on an unobserved
     /// loop, where receiving an `Event?` from `syncEffect` would cost a
-    /// generic-metadata lookup per call. Both nil for the other forms.
-    private let syncEffectWritingInto: (@Sendable (State, UnsafeMutableRawPointer) -> Bool)?
+    /// generic-metadata lookup per call. For the other forms a closure that
+    /// is never called, and no memory (`runnerOwned.eventScratch` nil).
+    /// Not an optional: binding one copies the closure, a retain and a
+    /// release of its context per state, where calling a constant property
+    /// borrows it.
+    private let syncEffectWritingInto: @Sendable (State, UnsafeMutableRawPointer) -> Bool
     private let filter: (@Sendable (State) -> Bool)?
     /// Where the tasks of async and stream effects run after their first
     /// suspension (until then they run where the state was handed over):
@@ -169,7 +173,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
                 eventScratch: .allocate(
                     byteCount: Swift.max(1, MemoryLayout<Event>.size), alignment: MemoryLayout<Event>.alignment))
         } else {
-            syncEffectWritingInto = nil
+            syncEffectWritingInto = { _, _ in false }
             runnerOwned = RunnerOwned(eventScratch: nil)
         }
         if case .stream = feedback.effect {
@@ -251,12 +255,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     @inline(__always)
     func runInline(_ state: State) {
         core.assertOnRunner()
-        guard let syncEffectWritingInto, core.hub == nil else {
+        guard let scratch = runnerOwned.eventScratch, core.hub == nil else {
             runInlineGeneral(state)
             return
         }
         if let filter, !filter(state) { return }
-        let scratch = runnerOwned.eventScratch!
         if syncEffectWritingInto(state, scratch) {
             _ = core.emit(scratch.assumingMemoryBound(to: Event.self).move())
         }

@@ -167,8 +167,8 @@ extension LoopCore {
         runner.started = true
         let initial = state
         hub?.loopStarted(initialState: initial)
-        if runner.hasInlineWorkers { runInlineWorkers(from: runner.firstInlineWorker) }
-        if runner.hasLatestInlineWorkers { runInlineWorkers(from: runner.firstLatestInlineWorker) }
+        if runner.hasInlineWorkers { runInlineWorkers(from: unretained(runner.firstInlineWorker)) }
+        if runner.hasLatestInlineWorkers { runInlineWorkers(from: unretained(runner.firstLatestInlineWorker)) }
         if runner.hasQueuedWorkers {
             runner.batchStates.append(initial)
             for worker in workers!.queued { worker.deliver(runner.batchStates.elements) }
@@ -190,7 +190,7 @@ extension LoopCore {
         }
         reduceFunction(&statePointer.pointee, payload)
         runner.reducedCount &+= 1
-        if runner.hasInlineWorkers { runInlineWorkers(from: runner.firstInlineWorker) }
+        if runner.hasInlineWorkers { runInlineWorkers(from: unretained(runner.firstInlineWorker)) }
         if runner.collecting { runner.batchStates.append(statePointer.pointee) }
     }
 
@@ -227,18 +227,33 @@ extension LoopCore {
     // `reduce`, which runs for every event whether or not the loop has
     // inline workers.
     @inline(never)
-    private func runInlineWorkers(from first: FeedbackWorker<State, Event>?) {
+    private func runInlineWorkers(from first: Unmanaged<FeedbackWorker<State, Event>>) {
         // A discarding stop ends deliveries at once, even within a batch.
         if stopRequest.load(ordering: .relaxed) == .discard { return }
         let current = state
-        // Unretained: the chain is the loop's own (`workers` holds every
-        // worker) and no slice changes it; a retain and a release per
-        // feedback and state otherwise.
-        unowned(unsafe) var next = first
-        while next != nil {
-            next.unsafelyUnwrapped.runInline(current)
-            next = next.unsafelyUnwrapped.runnerOwned.nextInline
+        // Unretained and guaranteed: the chain holds every worker in it, and
+        // only the loop's finish, at a slice's end, cuts it. (An `unowned(unsafe)`
+        // variable still cost a retain and a release of each worker and of
+        // its effect's context per state: the optimizer made it strong for
+        // the call.)
+        var worker = first
+        var more = true
+        while more {
+            more = worker._withUnsafeGuaranteedRef { running in
+                running.runInline(current)
+                guard let following = running.runnerOwned.nextInline else { return false }
+                worker = Unmanaged.passUnretained(following)
+                return true
+            }
         }
+    }
+
+    /// The head of an inline chain its `has…` flag says is set, unretained
+    /// at once: the chain keeps it, and a strong reference read out of the
+    /// runner's fields would be retained and released around the walk.
+    @inline(__always)
+    private func unretained(_ head: FeedbackWorker<State, Event>?) -> Unmanaged<FeedbackWorker<State, Event>> {
+        Unmanaged.passUnretained(head.unsafelyUnwrapped)
     }
 
     // Events emitted on the runner itself (inline feedbacks, gears).
@@ -385,7 +400,7 @@ extension LoopCore {
             }
         }
         if runner.hasLatestInlineWorkers {
-            runInlineWorkers(from: runner.firstLatestInlineWorker)
+            runInlineWorkers(from: unretained(runner.firstLatestInlineWorker))
             if runnerEmitsThroughQueue { moveReentrantToQueue() }
         }
     }
@@ -414,6 +429,9 @@ extension LoopCore {
         var latest = runner.firstLatestInlineWorker
         runner.firstInlineWorker = nil
         runner.firstLatestInlineWorker = nil
+        // (`unretained` reads a head only while its flag is set.)
+        runner.hasInlineWorkers = false
+        runner.hasLatestInlineWorkers = false
         while every != nil || latest != nil {
             let worker: FeedbackWorker<State, Event>
             if let next = every, latest.map({ next.index < $0.index }) ?? true {

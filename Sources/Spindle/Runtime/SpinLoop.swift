@@ -381,16 +381,21 @@ private final class StartFailure: Sendable {
 /// Held apart from the loop (`SpinLoop.ownExecutorEmitter`), so that an
 /// emit reaches the loop's core without loading the `SpinLoop` object's
 /// line first (a connection's loop is cold between its requests). Holds
-/// the core unowned: whoever keeps one keeps the loop alive as long.
+/// the core unretained: whoever keeps one keeps the loop alive as long.
+/// (`Unmanaged`, called through a guaranteed reference: an `unowned(unsafe)`
+/// reference was made strong for the call, a retain and a release of the
+/// core per message.)
 @usableFromInline
 package struct OwnExecutorEmitter<State: Sendable, Event: Sendable> {
-    @usableFromInline unowned(unsafe) let core: LoopCore<State, Event>
+    @usableFromInline let core: Unmanaged<LoopCore<State, Event>>
 
     init(core: LoopCore<State, Event>) {
-        self.core = core
+        self.core = Unmanaged.passUnretained(core)
     }
 
     /// Emits `event`: on the loop's own executor's serial context only.
     @usableFromInline
-    package func emit(_ event: Event) -> EmitResult { core.emitOnOwnExecutor(event) }
+    package func emit(_ event: Event) -> EmitResult {
+        core._withUnsafeGuaranteedRef { $0.emitOnOwnExecutor(event) }
+    }
 }
