@@ -58,6 +58,29 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         case accepted, refused, late, full
     }
 
+    // What a state's inline run reads comes first, together: right after
+    // the object's header, on one line or two, where it was spread over
+    // four (a loop per connection finds its workers cold at each request).
+    /// The feedback's `syncEffectWritingInto` (the plain sync form), and the
+    /// memory it writes its event into: used by `runInline` on an unobserved
+    /// loop, where receiving an `Event?` from `syncEffect` would cost a
+    /// generic-metadata lookup per call. For the other forms a closure that
+    /// is never called, and no memory (`eventScratch` nil).
+    /// Not an optional: binding one copies the closure, a retain and a
+    /// release of its context per state, where calling a constant property
+    /// borrows it.
+    private let syncEffectWritingInto: @Sendable (State, UnsafeMutableRawPointer) -> Bool
+    private let filter: (@Sendable (State) -> Bool)?
+    /// Inline runs only: holds one Event between the effect's return and
+    /// its emit; uninitialized otherwise. nil for other workers. Memory the
+    /// runner alone touches, as `runnerOwned` (hence `nonisolated(unsafe)`).
+    nonisolated(unsafe) private let eventScratch: UnsafeMutableRawPointer?
+    /// The next inline worker of the loop, in declaration order. Set by
+    /// the loop's start before its first slice (which the start's
+    /// scheduling publishes to the runner), then read by the runner, and
+    /// cut by the loop's finish as it stops the chain. Runner-owned, as
+    /// `runnerOwned` is (see `RunnerOwned` for the unchecked accesses).
+    @exclusivity(unchecked) nonisolated(unsafe) var nextInline: FeedbackWorker?
     let index: Int
     /// The feedback itself, for what a sync effect called inline never
     /// needs: an async, stream or pipe run, a gear's attach, the strategy.
@@ -76,16 +99,6 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// `Feedback.Effect` asked the runtime for the enum's metadata on every
     /// state (see RawFIFO on generic metadata costs). nil for the other forms.
     private let syncEffect: (@Sendable (State) -> Event?)?
-    /// The feedback's `syncEffectWritingInto` (the plain sync form), and the
-    /// memory it writes its event into: used by `runInline` on an unobserved
-    /// loop, where receiving an `Event?` from `syncEffect` would cost a
-    /// generic-metadata lookup per call. For the other forms a closure that
-    /// is never called, and no memory (`runnerOwned.eventScratch` nil).
-    /// Not an optional: binding one copies the closure, a retain and a
-    /// release of its context per state, where calling a constant property
-    /// borrows it.
-    private let syncEffectWritingInto: @Sendable (State, UnsafeMutableRawPointer) -> Bool
-    private let filter: (@Sendable (State) -> Bool)?
     /// Where the tasks of async and stream effects run after their first
     /// suspension (until then they run where the state was handed over):
     /// the feedback's queue, else the loop's serial queue
@@ -116,7 +129,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     private let streamStates: AsyncStream<State>?
     private let streamInput: AsyncStream<State>.Continuation?
     /// The worker's unlocked storage: see `RunnerOwned`.
-    @exclusivity(unchecked) nonisolated(unsafe) var runnerOwned: RunnerOwned
+    @exclusivity(unchecked) nonisolated(unsafe) var runnerOwned = RunnerOwned()
 
     /// Everything in a worker that no lock guards, in one place. It is
     /// touched only by the worker's one runner: the drain of its `queue`
@@ -127,9 +140,6 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     /// `assertOnRunner`). Hence `nonisolated(unsafe)`, once, here; and
     /// `@exclusivity(unchecked)`, as the one runner never overlaps accesses.
     struct RunnerOwned: ~Copyable {
-        /// Inline runs only: holds one Event between the effect's return
-        /// and its emit; uninitialized otherwise. nil for other workers.
-        let eventScratch: UnsafeMutableRawPointer?
         /// The states being handled by a drain of `queue`, exchanged with
         /// the mailbox's buffer under the lock.
         var draining = RawFIFO<State>()
@@ -140,11 +150,6 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         var pipe: StatePipe<State>?
         /// The next synchronous run's number (used only when observed).
         var nextSyncRunID: UInt64 = 0
-        /// The next inline worker of the loop, in declaration order. Set by
-        /// the loop's start before its first slice (which the start's
-        /// scheduling publishes to the runner), then read by the runner, and
-        /// cut by the loop's finish as it stops the chain.
-        var nextInline: FeedbackWorker?
     }
 
     init(index: Int, feedback: Feedback<State, Event>, core: LoopCore<State, Event>) {
@@ -169,12 +174,11 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
         }
         if queue == nil, let writingInto = feedback.syncEffectWritingInto {
             syncEffectWritingInto = writingInto
-            runnerOwned = RunnerOwned(
-                eventScratch: .allocate(
-                    byteCount: Swift.max(1, MemoryLayout<Event>.size), alignment: MemoryLayout<Event>.alignment))
+            eventScratch = .allocate(
+                byteCount: Swift.max(1, MemoryLayout<Event>.size), alignment: MemoryLayout<Event>.alignment)
         } else {
             syncEffectWritingInto = { _, _ in false }
-            runnerOwned = RunnerOwned(eventScratch: nil)
+            eventScratch = nil
         }
         if case .stream = feedback.effect {
             let (states, input) = AsyncStream<State>.makeStream(
@@ -192,7 +196,7 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
     }
 
     deinit {
-        runnerOwned.eventScratch?.deallocate()
+        eventScratch?.deallocate()
         LiveCounts.feedbackWorkers.wrappingDecrement(ordering: .relaxed)
     }
 
@@ -252,10 +256,12 @@ final class FeedbackWorker<State: Sendable, Event: Sendable>: Sendable {
 
     /// Handles one state on the loop's runner (a feedback with no queue).
     /// Runner only.
+    /// `unobserved`: the loop has no observer (its `hub` is nil), which the
+    /// caller knows without this worker loading its core.
     @inline(__always)
-    func runInline(_ state: State) {
+    func runInline(_ state: State, unobserved: Bool) {
         core.assertOnRunner()
-        guard let scratch = runnerOwned.eventScratch, core.hub == nil else {
+        guard let scratch = eventScratch, unobserved else {
             runInlineGeneral(state)
             return
         }

@@ -236,12 +236,13 @@ extension LoopCore {
         // variable still cost a retain and a release of each worker and of
         // its effect's context per state: the optimizer made it strong for
         // the call.)
+        let unobserved = hub == nil
         var worker = first
         var more = true
         while more {
             more = worker._withUnsafeGuaranteedRef { running in
-                running.runInline(current)
-                guard let following = running.runnerOwned.nextInline else { return false }
+                running.runInline(current, unobserved: unobserved)
+                guard let following = running.nextInline else { return false }
                 worker = Unmanaged.passUnretained(following)
                 return true
             }
@@ -436,12 +437,12 @@ extension LoopCore {
             let worker: FeedbackWorker<State, Event>
             if let next = every, latest.map({ next.index < $0.index }) ?? true {
                 worker = next
-                every = next.runnerOwned.nextInline
+                every = next.nextInline
             } else {
                 worker = latest!
-                latest = worker.runnerOwned.nextInline
+                latest = worker.nextInline
             }
-            worker.runnerOwned.nextInline = nil
+            worker.nextInline = nil
             completing.add()
             worker.stop(whenDrained: completing.done)
         }

@@ -181,7 +181,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         var hasInlineWorkers = false
         /// Whether `firstLatestInlineWorker` is set.
         var hasLatestInlineWorkers = false
-        /// The inline workers, linked through `FeedbackWorker.runnerOwned.nextInline`
+        /// The inline workers, linked through `FeedbackWorker.nextInline`
         /// (set at start): the per-reduction walk follows class references,
         /// where iterating the array in this unspecialized generic code asked
         /// the runtime for generic metadata on every reduction.
@@ -322,10 +322,10 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
                 workers!.attached.append(worker)
             } else if worker.queue == nil {
                 if worker.takesLatestOnly {
-                    if let lastLatestInline { lastLatestInline.runnerOwned.nextInline = worker } else { unsafeRunnerOwned.firstLatestInlineWorker = worker }
+                    if let lastLatestInline { lastLatestInline.nextInline = worker } else { unsafeRunnerOwned.firstLatestInlineWorker = worker }
                     lastLatestInline = worker
                 } else {
-                    if let lastInline { lastInline.runnerOwned.nextInline = worker } else { unsafeRunnerOwned.firstInlineWorker = worker }
+                    if let lastInline { lastInline.nextInline = worker } else { unsafeRunnerOwned.firstInlineWorker = worker }
                     lastInline = worker
                 }
             } else {
