@@ -255,15 +255,23 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 
     public func read(context: ChannelHandlerContext) {
-        if let side, !side.mayRead {
-            side.readPending = true
-        } else {
-            context.read()
+        // Every read the channel makes passes here. Unretained, as in
+        // `read(_:)`.
+        guard side != nil else { return context.read() }
+        Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef { side in
+            if side.mayRead {
+                context.read()
+            } else {
+                side.readPending = true
+            }
         }
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {
-        side?.readIfPending()
+        if let side {
+            side.writable = context.channel.isWritable
+            side.readIfPending()
+        }
         context.fireChannelWritabilityChanged()
     }
 
@@ -343,18 +351,25 @@ final class ChannelSide<State: Sendable, Event: Sendable, OutboundOut> {
     /// The channel's event loop, where the loop runs.
     @usableFromInline let eventLoop: any EventLoop
 
+    /// The channel's writability as of its last change: NIO tells the
+    /// pipeline of every change (`channelWritabilityChanged`, on the event
+    /// loop, as the writes that flip it are made), so a `read` need not ask
+    /// the channel (a call through `Channel` and an atomic load per read).
+    @usableFromInline @exclusivity(unchecked) var writable: Bool
+
     @inlinable
     init(context: ChannelHandlerContext, emitsWithoutWaiting: Bool) {
         self.context = context
         self.eventLoop = context.eventLoop
         self.emitsWithoutWaiting = emitsWithoutWaiting
+        self.writable = context.channel.isWritable
     }
 
     /// Whether the handler may pass a `read` on: the channel is writable and
     /// no message waits for room in the loop's queue.
     @inlinable
     var mayRead: Bool {
-        !holding && (context?.channel.isWritable ?? true)
+        !holding && writable
     }
 
     /// A read's message on a `.block` queue: emits without waiting, or holds

@@ -134,6 +134,34 @@ final class ReadingWriter: ChannelDuplexHandler, Sendable {
         _ = try await closeAndStop(channel, bound)
     }
 
+    /// The handler keeps the channel's writability from its changes, and
+    /// takes it from the channel when its loop starts: a channel that is not
+    /// writable then holds reads from the first.
+    @Test func aChannelNotWritableAtTheStartHoldsReadsUntilItIs() async throws {
+        let channel = NIOAsyncTestingChannel()
+        let counter = ReadCounter()
+        let bound = try await channel.testingEventLoop.executeInContext {
+            let handler = SpinHandler(
+                spin: sumSpin, event: { (number: Int) in number },
+                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
+            try channel.pipeline.syncOperations.addHandlers([counter, handler])
+            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        }
+        channel.isWritable = false
+        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
+        await channel.testingEventLoop.run()
+        #expect(try await channel.testingEventLoop.executeInContext { bound.value.loop } != nil)
+        let readsBefore = counter.reads.count
+        try await channel.testingEventLoop.executeInContext { channel.read() }
+        #expect(counter.reads.count == readsBefore)
+        channel.isWritable = true
+        try await channel.testingEventLoop.executeInContext {
+            channel.pipeline.fireChannelWritabilityChanged()
+        }
+        #expect(counter.reads.count == readsBefore + 1)
+        _ = try await closeAndStop(channel, bound)
+    }
+
     /// The `write:` form: each state's messages written one at a time (no
     /// array), their buffers from the channel's allocator, in state order,
     /// flushed once per read; none for the initial state.
