@@ -53,11 +53,12 @@ final class ReadingWriter: ChannelDuplexHandler, Sendable {
 
 @Suite struct SpinHandlerEmbeddedTests {
     /// A channel with `ReadCounter` then a `SpinHandler` running `spin`,
-    /// activated (so the handler's loop has started).
+    /// activated (so the handler's loop has started), writable or not then.
     func makeChannel(
-        spin: Spin<SumState, Int> = sumSpin, options: SpinOptions = SpinOptions()
+        spin: Spin<SumState, Int> = sumSpin, options: SpinOptions = SpinOptions(), writable: Bool = true
     ) async throws -> (NIOAsyncTestingChannel, ReadCounter, NIOLoopBound<SpinHandler<SumState, Int, Int, Int>>) {
         let channel = NIOAsyncTestingChannel()
+        channel.isWritable = writable
         let counter = ReadCounter()
         let handler = try await channel.testingEventLoop.executeInContext {
             let handler = SpinHandler(
@@ -138,18 +139,7 @@ final class ReadingWriter: ChannelDuplexHandler, Sendable {
     /// takes it from the channel when its loop starts: a channel that is not
     /// writable then holds reads from the first.
     @Test func aChannelNotWritableAtTheStartHoldsReadsUntilItIs() async throws {
-        let channel = NIOAsyncTestingChannel()
-        let counter = ReadCounter()
-        let bound = try await channel.testingEventLoop.executeInContext {
-            let handler = SpinHandler(
-                spin: sumSpin, event: { (number: Int) in number },
-                replies: { (state: SumState) in state.reply.map { [$0] } ?? [] })
-            try channel.pipeline.syncOperations.addHandlers([counter, handler])
-            return NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        }
-        channel.isWritable = false
-        try await channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).get()
-        await channel.testingEventLoop.run()
+        let (channel, counter, bound) = try await makeChannel(writable: false)
         #expect(try await channel.testingEventLoop.executeInContext { bound.value.loop } != nil)
         let readsBefore = counter.reads.count
         try await channel.testingEventLoop.executeInContext { channel.read() }
