@@ -541,8 +541,10 @@ enum EventLoopExecutors {
 /// message at a time, in order, to the channel (flushed as the handler
 /// says: once per read, or at once outside one), with the channel's
 /// allocator for their buffers. Valid only inside the `write` call that
-/// gets it, on the event loop.
-public struct SpinReplies<OutboundOut> {
+/// gets it, on the event loop; noncopyable, so that it cannot be kept
+/// past that call (it reaches the channel through a reference the handler
+/// holds only for the call).
+public struct SpinReplies<OutboundOut>: ~Copyable {
     /// Unretained: the channel side holds the context through the `write`
     /// call that gets these replies.
     @usableFromInline let context: Unmanaged<ChannelHandlerContext>
