@@ -92,24 +92,20 @@ let connectionSpin = Spin<HTTPConnection, HTTPEvent>(
 /// its storage and its headers'). One per connection (its handler's
 /// `event:` closure captures it), used on the connection's event loop only.
 final class RequestAssembler {
-    private var version = HTTPVersion.http1_1
-    private var keepAlive = true
-    private var headSeen = false
+    private var pending: (version: HTTPVersion, keepAlive: Bool)?
 
     /// The event for a part: the whole request on its end, nil before it.
     func event(_ part: HTTPServerRequestPart) -> HTTPEvent? {
         switch part {
         case .head(let head):
-            version = head.version
-            keepAlive = head.isKeepAlive
-            headSeen = true
+            pending = (head.version, head.isKeepAlive)
             return nil
         case .body:
             return nil
         case .end:
-            guard headSeen else { return nil }
-            headSeen = false
-            return .request(version: version, keepAlive: keepAlive)
+            guard let pending else { return nil }
+            self.pending = nil
+            return .request(version: pending.version, keepAlive: pending.keepAlive)
         }
     }
 }

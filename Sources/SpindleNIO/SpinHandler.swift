@@ -207,14 +207,22 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     /// `channelRead`'s work: reached through `readMessage`, specialized.
     @inlinable
     func read(_ data: NIOAny) {
-        guard side != nil, let emitter, let event = event(unwrapInboundIn(data)) else { return }
-        // Unretained: the handler holds its side from the start on and
-        // never lets it go, and the caller holds the handler (a strong
-        // reference read out of `side` costs a retain and a release per
-        // message).
-        Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef { side in
-            read(event, side: side, emitter: emitter)
-        }
+        // `emitter` is set with `side`, at the start: no event is made
+        // before it.
+        guard let emitter, let event = event(unwrapInboundIn(data)) else { return }
+        _ = withStartedSide { read(event, side: $0, emitter: emitter) }
+    }
+
+    /// Calls `body` with the side and returns true; false before the
+    /// loop's start (no side yet). Unretained: the handler holds its side
+    /// from the start on and never lets it go, and the caller holds the
+    /// handler, where a strong reference read out of `side` would be
+    /// retained and released around each call (per message, per read).
+    @inlinable
+    func withStartedSide(_ body: (ChannelSide<State, Event, OutboundOut>) -> Void) -> Bool {
+        guard side != nil else { return false }
+        Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef(body)
+        return true
     }
 
     /// A read's event, delivered (`read(_:)`, with the side it holds).
@@ -242,8 +250,7 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 
     public func channelReadComplete(context: ChannelHandlerContext) {
-        // Unretained, as in `read(_:)`.
-        if side != nil { Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.flushIfWritten() } }
+        _ = withStartedSide { $0.flushIfWritten() }
         context.fireChannelReadComplete()
     }
 
@@ -255,16 +262,15 @@ public final class SpinHandler<State: Sendable, Event: Sendable, InboundIn, Outb
     }
 
     public func read(context: ChannelHandlerContext) {
-        // Every read the channel makes passes here. Unretained, as in
-        // `read(_:)`.
-        guard side != nil else { return context.read() }
-        Unmanaged.passUnretained(side.unsafelyUnwrapped)._withUnsafeGuaranteedRef { side in
+        // Every read the channel makes passes here.
+        let started = withStartedSide { side in
             if side.mayRead {
                 context.read()
             } else {
                 side.readPending = true
             }
         }
+        if !started { context.read() }
     }
 
     public func channelWritabilityChanged(context: ChannelHandlerContext) {

@@ -35,7 +35,7 @@ struct LoopWords: @unchecked Sendable {
     /// of its own.
     /// (A constant: each counter's view computes its offset, and the
     /// lane set's size as a call would cost every access a call.)
-    private static let hotCountersOffset = Int(SPINDLE_WORDS_SIZE) + Int(SPINDLE_LANE_SET_SIZE)
+    private static let hotCountersOffset = wordsSize + Int(SPINDLE_LANE_SET_SIZE)
     private static let hotCountersSize = 3 * MemoryLayout<Int>.stride
     private static var size: Int { hotCountersOffset + hotCountersSize + spindle_task_size() }
 
