@@ -1,6 +1,7 @@
-// The futex probe, the latency-sporadic scenarios' `futex` engine (see
-// CSPSCProbe.h): the limit of a round trip to a parked thread. Two wake-ups
-// through Linux futexes and nothing else: no queue, no engine.
+// The futex probes, the latency-sporadic scenarios' `futex` and
+// `futex-one-wake` engines (see CSPSCProbe.h): the limit of a round trip to a
+// parked thread. Two wake-ups (or one, with the producer polling for the
+// answer) through Linux futexes and nothing else: no queue, no engine.
 #include "CSPSCProbe.h"
 #include "probe_pair.h"
 
@@ -17,6 +18,9 @@ typedef struct {
     _Alignas(PROBE_LINE) _Atomic uint32_t answer;
     _Alignas(PROBE_LINE) probe_gate gate;
     _Atomic int failed;
+    // The producer polls for the answer instead of sleeping on it, and the
+    // consumer wakes nobody: one wake-up per round trip.
+    int polls;
     uint64_t events;
     uint64_t pause_ns;
     uint64_t *latencies;
@@ -36,7 +40,7 @@ static void pause_for(uint64_t ns) {
 }
 
 // Sleeps, stamps, writes the next request and wakes the consumer, then
-// sleeps on the answer until it is this request's.
+// sleeps on (or polls) the answer until it is this request's.
 static void *futex_producer(void *argument) {
     futex_pair *p = argument;
     probe_gate_pass(&p->gate);
@@ -46,14 +50,16 @@ static void *futex_producer(void *argument) {
         atomic_store_explicit(&p->request, i, memory_order_release);
         futex_wake(&p->request);
         uint32_t seen;
-        while ((seen = atomic_load_explicit(&p->answer, memory_order_acquire)) != i) futex_wait(&p->answer, seen);
+        while ((seen = atomic_load_explicit(&p->answer, memory_order_acquire)) != i) {
+            if (!p->polls) futex_wait(&p->answer, seen);
+        }
         p->latencies[i - 1] = probe_now_ns() - sent;
     }
     return NULL;
 }
 
 // Sleeps on the request until a new one comes, answers it and wakes the
-// producer.
+// producer (unless it polls).
 static void *futex_consumer(void *argument) {
     futex_pair *p = argument;
     probe_gate_pass(&p->gate);
@@ -64,18 +70,19 @@ static void *futex_consumer(void *argument) {
             futex_wait(&p->request, seen);
         }
         atomic_store_explicit(&p->answer, i, memory_order_release);
-        futex_wake(&p->answer);
+        if (!p->polls) futex_wake(&p->answer);
     }
     return NULL;
 }
 
-uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies) {
+static uint64_t futex_run(uint64_t events, uint64_t pause_ns, int polls, uint64_t *latencies) {
     if (events == 0 || events > UINT32_MAX) return 0;
     futex_pair *p = aligned_alloc(PROBE_LINE, sizeof(futex_pair));
     if (p == NULL) return 0;
     atomic_init(&p->request, 0);
     atomic_init(&p->answer, 0);
     atomic_init(&p->failed, 0);
+    p->polls = polls;
     p->events = events;
     p->pause_ns = pause_ns;
     p->latencies = latencies;
@@ -83,4 +90,12 @@ uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *laten
     uint64_t result = probe_elapsed_unless_void(started, &p->failed);
     free(p);
     return result;
+}
+
+uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies) {
+    return futex_run(events, pause_ns, 0, latencies);
+}
+
+uint64_t cfutex_one_wake_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies) {
+    return futex_run(events, pause_ns, 1, latencies);
 }

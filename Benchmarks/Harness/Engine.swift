@@ -32,6 +32,10 @@ enum Engine: String, CaseIterable, Sendable {
     /// C round trip between two threads that park on futexes, each woken
     /// by the other (`cfutex_sporadic_run`): two wake-ups and nothing else.
     case futex
+    /// The sporadic scenarios' floor: `futex` with the producer polling for
+    /// the answer (`cfutex_one_wake_run`): one wake-up of a parked thread
+    /// per round trip, the shape of every engine's (not Spindle).
+    case futexOneWake = "futex-one-wake"
     /// The machine alone, for the latency scenario: not Spindle, and no
     /// engine at all but two spinning C threads over an SPSC ring, the
     /// producer paced as the scenario's is (`cspsc_paced_run`). Its p50 is
@@ -76,7 +80,7 @@ enum Engine: String, CaseIterable, Sendable {
         case .bounded: SpinOptions(queue: .bounded(capacity: boundedCapacity, overflow: .block))
         case .baseline: SpinOptions(queue: .custom(BaselineQueue<Event>.factory))
         case .pool, .queued, .dispatch, .bare, .plain, .byHand, .spindleNIO,
-             .atoms, .combine, .observation, .watched, .unwatched, .futex:
+             .atoms, .combine, .observation, .watched, .unwatched, .futex, .futexOneWake:
             SpinOptions(executor: .sharedPool)
         case .dedicated: SpinOptions(executor: .dedicatedThread)
         case .serialQueue: SpinOptions(executor: .queue(DispatchQueue(label: "benchmarks-serial-queue")))
@@ -98,6 +102,7 @@ enum Engine: String, CaseIterable, Sendable {
         case .queued: "the shared pool, feedbacks on a serial queue of their own (execute(on:))"
         case .serialQueue: "the loop on a serial DispatchQueue of its own (.queue executor), .lockFree queue"
         case .futex: "the limit for a parked thread: a bare C round trip of two futex wake-ups (not Spindle)"
+        case .futexOneWake: "the floor for a parked thread: one futex wake-up, the producer polling for the answer (not Spindle)"
         case .bare: "the machine alone: two spinning C threads over an SPSC ring, paced as the scenario's producer (not Spindle)"
         case .plain: "yardstick: a plain NIO ChannelInboundHandler (the example server's plain mode; not Spindle)"
         case .byHand: "the spin's reducer and replies in a plain NIO handler, no loop (the example server's by-hand mode)"

@@ -43,4 +43,12 @@ uint64_t cspsc_paced_run(uint64_t lead_in, uint64_t events, uint64_t interval_ns
 /// `events` values; `events` is at most 2^32 − 1.
 uint64_t cfutex_sporadic_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies);
 
+/// `cfutex_sporadic_run` with the producer polling for the answer instead of
+/// sleeping on it (`futex-one-wake` engine): one wake-up of a parked thread
+/// per round trip and a poll, the shape of every engine's sporadic round
+/// trip (the scenario's producer polls too) with nothing of an engine in it.
+/// The floor an engine that parks its idle thread cannot go below. Same
+/// return value and limits.
+uint64_t cfutex_one_wake_run(uint64_t events, uint64_t pause_ns, uint64_t *latencies);
+
 #endif

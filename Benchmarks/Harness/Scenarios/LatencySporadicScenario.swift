@@ -20,7 +20,9 @@ import Synchronization
 /// `DispatchQueue`, one `async` per event doing `state = reduce(state,
 /// event)` and publishing the count: the plain-Swift answer) and `futex`
 /// (the limit, not an engine: `cfutex_sporadic_run`, two wake-ups of a
-/// parked thread per round trip).
+/// parked thread per round trip) and `futex-one-wake` (the floor: the same
+/// with the producer polling, one wake-up per round trip, as every engine
+/// here pays).
 ///
 /// Counters per round trip (over the process, every thread): voluntary
 /// context switches (a thread that parks or sleeps: the producer's own sleep
@@ -39,7 +41,8 @@ struct LatencySporadicScenario {
             executor) has published its state, records emit → observed, repeats N times. \
             Engines: pool, dedicated, serial-queue (.queue executor), dispatch (yardstick: a \
             serial DispatchQueue, one async per event), futex (the limit: a bare C round trip \
-            of two futex wake-ups). p50/p99/p99.9/max; voluntary and involuntary context \
+            of two futex wake-ups), futex-one-wake (the floor: one futex wake-up, the producer \
+            polling). p50/p99/p99.9/max; voluntary and involuntary context \
             switches per round trip (the whole process). Rate: round trips/s.
             """,
         defaultEvents: 10_000,
@@ -81,7 +84,7 @@ struct LatencySporadicScenario {
             description: description,
             defaultEvents: defaultEvents,
             quickEvents: quickEvents,
-            engines: [.pool, .dedicated, .serialQueue, .dispatch, .futex],
+            engines: [.pool, .dedicated, .serialQueue, .dispatch, .futex, .futexOneWake],
             yardstick: .dispatch,
             measure: { run in try await self.measure(run) })
     }
@@ -144,7 +147,7 @@ struct LatencySporadicScenario {
     private func measure(_ run: ScenarioRun) async throws -> Sample {
         let hogs = crowded ? CrowdingThreads(count: 2) : nil
         defer { hogs?.stop() }
-        if run.engine == .futex { return try measureFutex(run) }
+        if run.engine == .futex || run.engine == .futexOneWake { return try measureFutex(run) }
         let count = run.events
         let target: any Target
         if run.engine == .dispatch {
@@ -187,13 +190,16 @@ struct LatencySporadicScenario {
             latency: LatencySummary(outcome.histogram), counters: counters)
     }
 
-    /// The `futex` engine: the same pause through `cfutex_sporadic_run`.
+    /// The `futex` and `futex-one-wake` engines: the same pause through
+    /// `cfutex_sporadic_run` or `cfutex_one_wake_run`.
     private func measureFutex(_ run: ScenarioRun) throws -> Sample {
         let count = run.events
         var latencies = [UInt64](repeating: 0, count: count)
         let switches = ContextSwitches.begin()
         let elapsed = latencies.withUnsafeMutableBufferPointer { buffer in
-            cfutex_sporadic_run(UInt64(count), pauseNanoseconds, buffer.baseAddress!)
+            run.engine == .futex
+                ? cfutex_sporadic_run(UInt64(count), pauseNanoseconds, buffer.baseAddress!)
+                : cfutex_one_wake_run(UInt64(count), pauseNanoseconds, buffer.baseAddress!)
         }
         let counters = switches.end(roundTrips: count)
         try expect(elapsed > 0, "the futex probe could not run (a thread refused, or a request out of order)", in: run)
