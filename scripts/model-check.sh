@@ -200,10 +200,11 @@ checks=(
   # 4. The pool's thread wake-up (pool-wake.pml): a loop queued behind a
   #    slice that waits for it is run by the other thread; no cycle; and
   #    without the pop rule SPIN finds the deadlock.
-  "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads, one sleeper woken per wake"
+  "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads, one sleeper woken per wake, a loop handed to a sleeper in its slot"
   "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
   "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
-  "pool-broken-no-flag;-DBROKEN_NO_FLAG;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a sleeper not re-checking its notified flag: a wake taken before it prepared its parker is lost and it sleeps unlisted"
+  "pool-broken-no-flag;-DBROKEN_NO_FLAG;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a sleeper not re-checking its slot: a wake taken before it prepared its parker is lost and it sleeps unlisted"
+  "pool-broken-slot-after-lock;-DBROKEN_SLOT_AFTER_LOCK;$cc_safety;-m10000 -w24;assertion violated;pool wake-up, a wake filling the slot after the lock: it fills the slot of a thread listed again, or over a loop handed to it"
   #    The parker alone (parker.pml): waiters that consume one shared
   #    condition (a full bounded queue's space), each woken in time; the waiter that
   #    reads wake_seq late, or does not re-check, sleeps for ever.

@@ -148,6 +148,37 @@ import SpindleTestSupport
         try await pool.shutdown()
     }
 
+    // MARK: The handoff
+
+    /// An idle loop's event, emitted while the pool's thread sleeps and
+    /// nobody searches, is handed to that thread in its slot (no ready
+    /// queue), which runs it: every event reduced once, in order. The
+    /// premise (the thread asleep at the emit) is the test's to wait for; a
+    /// round whose emit found the thread awake (woken early, still
+    /// searching) went through the ready queue, and the next round tries
+    /// again.
+    @Test func anEventForAnIdleLoopIsHandedToTheSleepingThread() async throws {
+        let pool = try ReducerPool(threads: 1, name: "handoff")
+        let loop = try Spin(initialState: 0, feedbacks: [], reducer: counterReducer)
+            .start(options: SpinOptions(executor: .pool(pool)))
+        var emitted = 0
+        var handedOver = false
+        while !handedOver, emitted < 1_000 {
+            let asleep = await eventually { pool.hasSleepingThread }
+            #expect(asleep, "the pool's thread never slept (\(pool.schedulingSnapshot))")
+            let before = pool.handoffs
+            #expect(loop.emit(.increment) == .accepted)
+            emitted += 1
+            let reduced = await eventually { loop.state == emitted }
+            #expect(reduced, "the event was not reduced (state \(loop.state) of \(emitted))")
+            guard asleep, reduced else { break }
+            handedOver = pool.handoffs > before
+        }
+        #expect(handedOver, "no event of \(emitted) was handed to the sleeping thread")
+        #expect(await loop.stop() == StopReport(reduced: emitted, discarded: 0))
+        try await pool.shutdown()
+    }
+
     // MARK: Dedicated threads and live objects
 
     @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async throws {

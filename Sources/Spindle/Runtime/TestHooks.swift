@@ -21,6 +21,9 @@ extension ReducerPool {
     /// How many times an emit found a loop queued behind switched-out
     /// searchers and woke a sleeper (the rescue).
     var rescues: Int { core.rescues }
+    /// How many times a schedule handed its loop to a sleeping thread in
+    /// its slot (the handoff), over the threads running now.
+    var handoffs: Int { core.handoffs }
     /// Lets the held thread go on.
     func releaseHeldSearcher() { core.releaseHeldSearcher() }
 }

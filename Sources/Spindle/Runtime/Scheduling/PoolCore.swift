@@ -44,6 +44,9 @@ final class PoolCore: LoopExecutor {
         }
 
         let step = ManagedAtomic<Step>(.starting)
+        /// atomic: the loops a wake handed to this thread in its slot (for
+        /// tests); written by the thread only, on its own line.
+        let handedLoops = ManagedAtomic<Int>(0)
 
         @inline(__always)
         func set(_ value: Step) { step.store(value, ordering: .relaxed) }
@@ -188,14 +191,17 @@ final class PoolCore: LoopExecutor {
         defer { if counted { searching.wrappingDecrement(ordering: .sequentiallyConsistent) } }
         while true {
             activity.set(.popping)
-            if let task = spindle_runq_pop(readyQueue) {
+            let handed = sleeper.takeHandedTask()
+            if handed != nil { activity.handedLoops.wrappingIncrement(ordering: .relaxed) }
+            if let task = handed ?? spindle_runq_pop(readyQueue) {
                 activity.set(.running)
                 idleWaits = 0
                 if counted {
                     searching.wrappingDecrement(ordering: .sequentiallyConsistent)
                     counted = false
                 }
-                // The pop rule. A schedule wakes nobody while a thread
+                // The pop rule (for a loop handed to this thread by the wake
+                // as for one popped). A schedule wakes nobody while a thread
                 // searches, counting on it to find the loop; but a searcher
                 // takes one loop, and that loop's slice may be long or
                 // block (a `.block` emit into a loop still in this queue),
@@ -353,80 +359,124 @@ final class PoolCore: LoopExecutor {
         activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
         let core = spindle_current_cpu()
-        sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
-        spin.slept(
-            nanoseconds: spindle_monotonic_ns() &- sleepStart,
-            onCore: core, wokenFromCore: sleeper.wakerCore.load(ordering: .relaxed))
+        let wakerCore = sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
+        spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart, onCore: core, wokenFromCore: wakerCore)
     }
 
     // MARK: Sleeping and waking
 
-    /// A pool thread's place to sleep: a parker of its own, and whether a
-    /// wake took it off the sleepers list for a loop.
+    /// A pool thread's place to sleep: a parker of its own, and the slot
+    /// in which the wake that took it off the sleepers list leaves the loop
+    /// it is woken for. The slot and the waker's core share the object (one
+    /// line, which the wake writes and the woken thread reads first).
     final class Sleeper: Sendable {
-        let parker = Parker()
-        /// atomic: set by the wake that took this thread off the list,
-        /// before it notifies the parker; cleared by the thread as it lists
-        /// itself again.
-        let notified = ManagedAtomic<Bool>(false)
-        /// atomic: the core the wake that took this thread off the list ran
-        /// on (-1: none, or unknown), written before `notified`; cleared as
-        /// the thread lists itself again. A hint for the parking policy
-        /// (`AdaptiveSpin`), never for the protocol.
-        let wakerCore = ManagedAtomic<Int32>(-1)
+        /// The slot's value for a wake with no loop: look at the ready queue
+        /// (the pop rule, the rescue, the exit). A task's address is never
+        /// 1 (tasks are 8-aligned).
+        static let look: UInt = 1
 
-        /// Wakes the thread, which a wake has taken off the list: the flag
-        /// first, so that a thread not yet on its parker sees it.
-        func wake() {
-            wakerCore.store(spindle_current_cpu(), ordering: .relaxed)
-            notified.store(true, ordering: .releasing)
-            parker.notify()
+        let parker = Parker()
+        // The slot and the waker's core, in one line of their own (an
+        // atomic object each would put them on two).
+        // nonisolated(unsafe): the pointer never changes and is freed only
+        // in deinit; the memory is touched only through the atomics below.
+        nonisolated(unsafe) private let line: UnsafeMutableRawPointer
+
+        init() {
+            line = .allocate(byteCount: 64, alignment: 64)
+            line.initializeMemory(as: UInt.AtomicRepresentation.self, to: .init(0))
+            (line + 8).initializeMemory(as: Int32.AtomicRepresentation.self, to: .init(-1))
+        }
+
+        deinit { line.deallocate() }
+
+        /// atomic: 0, `look`, or the address of the task of the loop handed
+        /// to this thread. Written only under the sleepers lock, by the wake
+        /// that takes this thread off the list (so at most once per
+        /// listing); emptied by the thread (`takeHandedTask`) before it
+        /// lists itself again. So a thread that wakes with its slot full was
+        /// taken off the list. pool-wake.pml checks it.
+        var slot: UnsafeAtomic<UInt> {
+            UnsafeAtomic(at: line.assumingMemoryBound(to: UInt.AtomicRepresentation.self))
+        }
+
+        /// atomic: the core the wake that filled the slot ran on (-1:
+        /// unknown), written with it. A hint for the parking policy
+        /// (`AdaptiveSpin`), never for the protocol.
+        var wakerCore: UnsafeAtomic<Int32> {
+            UnsafeAtomic(at: (line + 8).assumingMemoryBound(to: Int32.AtomicRepresentation.self))
+        }
+
+        /// The loop's task a wake handed to this thread, if any; empties the
+        /// slot. A load first: on a busy thread the slot stays empty, and
+        /// the load leaves its line shared.
+        @inline(__always)
+        func takeHandedTask() -> OpaquePointer? {
+            guard slot.load(ordering: .relaxed) != 0 else { return nil }
+            let value = slot.exchange(0, ordering: .acquiring)
+            return value == Self.look ? nil : OpaquePointer(bitPattern: value)
         }
     }
 
     /// Sleeps until a wake takes the thread off the list, a loop is queued,
     /// the pool exits, or `timeoutNanoseconds` pass (0: no timeout); the
-    /// thread is off the list when it returns.
+    /// thread is off the list when it returns. Returns the core of the wake
+    /// that took it off the list, -1 when none did (or the core is
+    /// unknown).
     ///
     /// The order is the protocol (pool-wake.pml): list and count itself
     /// (a sequentially consistent RMW, under the lock), prepare the parker,
-    /// then re-check the flag, the queue and the exit. A schedule pushes
+    /// then re-check the slot, the queue and the exit. A schedule either
+    /// hands its loop to a listed thread (taking it off the list and
+    /// filling its slot under the lock, then notifying its parker: the slot
+    /// covers a notify made before the parker was prepared), or pushes
     /// (an exchange), then reads the count: either it sees this thread
-    /// (and takes it off the list, sets its flag and notifies its parker:
-    /// the flag covers a notify made before the parker was prepared), or
-    /// the re-check sees the loop.
-    private func sleep(_ sleeper: Sleeper, timeoutNanoseconds: UInt64) {
-        sleeper.notified.store(false, ordering: .relaxed)
-        sleeper.wakerCore.store(-1, ordering: .relaxed)
+    /// (and wakes it the same way, with `look` in the slot), or the
+    /// re-check sees the loop.
+    private func sleep(_ sleeper: Sleeper, timeoutNanoseconds: UInt64) -> Int32 {
+        // The slot is empty here: the thread emptied it at its last look
+        // for work, and no wake fills it while the thread is not listed.
+        assert(sleeper.slot.load(ordering: .relaxed) == 0, "Spindle: a pool thread listed itself with a full slot")
         sleepers.withLock { list in
             list.append(sleeper)
             sleeperCount.wrappingIncrement(ordering: .sequentiallyConsistent)
         }
         sleeper.parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
-            sleeper.notified.load(ordering: .acquiring) || !spindle_runq_is_empty(readyQueue)
+            sleeper.slot.load(ordering: .acquiring) != 0 || !spindle_runq_is_empty(readyQueue)
                 || exiting.load(ordering: .relaxed)
         }
-        // Woken by its own re-check, a timeout or a stray notify (a wake
-        // meant for an earlier sleep): still listed, unless a wake just
-        // took it off.
+        // A full slot: a wake took the thread off the list (the slot is
+        // filled only by that wake, under the lock). An empty one: woken by
+        // its own re-check, a timeout or a stray notify (a wake meant for an
+        // earlier sleep), and still listed, unless a wake is taking it off
+        // now (then the lock waits for that wake to end).
+        if sleeper.slot.load(ordering: .acquiring) != 0 { return sleeper.wakerCore.load(ordering: .relaxed) }
         sleepers.withLock { list in
             guard let index = list.lastIndex(where: { $0 === sleeper }) else { return }
             list.remove(at: index)
             sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
         }
+        return -1
     }
 
-    /// Takes the thread that slept last off the list and wakes it; nothing
-    /// when none sleeps. A thread that went to sleep last has the warmest
-    /// cache and, on a machine whose idle cores halt, the core most
-    /// likely still awake.
-    private func wakeOne() {
+    /// Takes the thread that slept last off the list, fills its slot with
+    /// `task` (or `Sleeper.look`) and wakes it; false when none sleeps. A
+    /// thread that went to sleep last has the warmest cache and, on a
+    /// machine whose idle cores halt, the core most likely still awake.
+    @discardableResult
+    private func wakeOne(handing task: OpaquePointer? = nil) -> Bool {
+        let core = spindle_current_cpu()
+        let value = task.map { UInt(bitPattern: $0) } ?? Sleeper.look
         let woken: Sleeper? = sleepers.withLock { list in
             guard let last = list.popLast() else { return nil }
             sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
+            last.wakerCore.store(core, ordering: .relaxed)
+            last.slot.store(value, ordering: .releasing)
             return last
         }
-        woken?.wake()
+        guard let woken else { return false }
+        woken.parker.notify()
+        return true
     }
 
     /// Wakes every sleeping thread (the pool exits).
@@ -434,9 +484,10 @@ final class PoolCore: LoopExecutor {
         let woken: [Sleeper] = sleepers.withLock { list in
             defer { list.removeAll() }
             sleeperCount.wrappingDecrement(by: list.count, ordering: .sequentiallyConsistent)
+            for sleeper in list { sleeper.slot.store(Sleeper.look, ordering: .releasing) }
             return list
         }
-        for sleeper in woken { sleeper.wake() }
+        for sleeper in woken { sleeper.parker.notify() }
     }
 
     // MARK: Tests: a searcher switched out
@@ -465,6 +516,12 @@ final class PoolCore: LoopExecutor {
 
     /// Tests: the rescue's wakes so far.
     var rescues: Int { rescueCount.load(ordering: .relaxed) }
+
+    /// Tests: the loops handed to a sleeping thread in its slot so far (by
+    /// the threads running now).
+    var handoffs: Int {
+        registry.withLock { $0.activities.reduce(0) { $0 + $1.handedLoops.load(ordering: .relaxed) } }
+    }
 
     /// Tests: a thread of the pool sleeps (on the sleepers list).
     var hasSleepingThread: Bool { sleeperCount.load(ordering: .sequentiallyConsistent) > 0 }
@@ -522,6 +579,16 @@ final class PoolCore: LoopExecutor {
         // finished loop is never woken), and the registry holds one until
         // the loop's last runner calls `loopFinished`. Taking one here would
         // be a read-modify-write of a line the runner owns, on every wake.
+        //
+        // Someone sleeps and nobody searches: hand the loop to the sleeper
+        // the wake takes off the list (its slot), not through the ready
+        // queue: the woken thread starts it without a pop, and the emit
+        // writes no line of the queue. The loads are only a guess (a
+        // searcher that starts after them finds nothing and sleeps again);
+        // with nobody listed by the time the lock is taken, the push below
+        // decides as before.
+        if sleeperCount.load(ordering: .relaxed) > 0, searching.load(ordering: .relaxed) == 0,
+           wakeOne(handing: loop.task) { return }
         spindle_runq_push(readyQueue, loop.task)
         // The push is an exchange (a full barrier), so these loads see a
         // sleeper or a searcher that could have missed it. Wake only when

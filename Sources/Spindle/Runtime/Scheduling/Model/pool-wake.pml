@@ -45,18 +45,35 @@
  * deadlock.
  *
  * The sleepers (PoolCore.sleep, wakeOne): each thread sleeps on a parker
- * of its own. To sleep, it clears its notified flag, lists and counts
- * itself (under the lock), prepares its parker, then re-checks its flag,
- * the queue and the exit, and sleeps until its parker is notified. A wake takes one listed thread off the list
- * (under the lock; the model picks any), sets its flag, then notifies its
- * parker. A thread that wakes takes itself off the list if it is still on
- * it. A notify may reach a thread after it listed itself again (a wake for
- * an earlier sleep): a spurious wake, which the model allows.
+ * of its own, with a slot beside it. To sleep, it lists and counts itself
+ * (under the lock), prepares its parker, then re-checks its slot, the
+ * queue and the exit, and sleeps until its parker is notified. A wake
+ * takes one listed thread off the list and fills its slot (both under the
+ * lock, one step; the model picks any listed thread), then notifies its
+ * parker. A thread that wakes with its slot empty takes itself off the
+ * list if it is still on it (under the lock); with its slot full it knows
+ * a wake took it off. A notify may reach a thread after it listed itself
+ * again (a wake for an earlier sleep): a spurious wake, which the model
+ * allows.
  *
- * -DBROKEN_NO_FLAG: the sleeper does not re-check its flag: a wake that
+ * The handoff (PoolCore.schedule): a schedule that sees a sleeper and no
+ * searcher (two loads, a guess) takes a sleeper off the list and leaves
+ * the loop in its slot instead of pushing it; with nobody listed by then
+ * it pushes and wakes as before. Other wakes (the pop rule's, the
+ * rescue's, the exit's) fill the slot with LOOK: look at the queue. A
+ * thread empties its slot when it looks for work, before the ready queue,
+ * and runs a loop it finds there. Asserted: a wake fills only an empty
+ * slot, and a thread with a full slot is not listed (so a slot is filled
+ * at most once per listing, and no loop left in it is overwritten).
+ *
+ * -DBROKEN_NO_FLAG: the sleeper does not re-check its slot: a wake that
  * takes it off the list and notifies before it prepared its parker is
  * lost, and the thread sleeps unlisted, never to be woken. SPIN must find
  * the deadlock.
+ * -DBROKEN_SLOT_AFTER_LOCK: a wake fills the slot after the lock: a wake
+ * for an earlier listing may then fill it while the thread is listed
+ * again, or over a loop left by the wake for this listing. SPIN must find
+ * the assertion violated.
  *
  * The parker's own argument (a waiter reads wake_seq before it registers)
  * is parker.pml's: here each parker has one waiter, whose flag covers it.
@@ -90,7 +107,8 @@ bool woken[THREADS + 1];
 /* The sleepers list (PoolCore.sleepers, sleeperCount). */
 byte sleepers = 0;
 bool listed[THREADS + 1];
-bool notified[THREADS + 1];
+byte slot[THREADS + 1];          /* 0, LOOK, or a loop handed over + 1 */
+#define LOOK 4
 
 /* notify thread t's parker, after the caller's seq_cst write or fence */
 inline notify(t) {
@@ -104,9 +122,10 @@ inline notify(t) {
 
 /* wakeOne: take a listed thread off the list (under the lock: one step;
  * the code takes the one listed last, the model the first it finds, which
- * with two threads is either), set its flag, notify its parker. Locals are
- * zeroed after use, so that they tell no states apart. */
-inline wake_one() {
+ * with two threads is either) and fill its slot with `payload`, then
+ * notify its parker; `got`: whether a thread was listed. Locals are zeroed
+ * after use, so that they tell no states apart. */
+inline wake_one(payload, got) {
     byte pick;
     byte w;
     atomic {
@@ -118,32 +137,41 @@ inline wake_one() {
         }
         w = 0;
         if
-        :: pick != 0 -> listed[pick] = false; sleepers--
+        :: pick != 0 ->
+            listed[pick] = false; sleepers--;
+#ifndef BROKEN_SLOT_AFTER_LOCK
+            assert(slot[pick] == 0);
+            slot[pick] = payload
+#endif
         :: else -> skip
         fi
     }
     if
     :: pick != 0 ->
-        notified[pick] = true;
+#ifdef BROKEN_SLOT_AFTER_LOCK
+        atomic { assert(slot[pick] == 0 && !listed[pick]); slot[pick] = payload };
+#endif
+        got = true;
         notify(pick);
         pick = 0
-    :: else -> skip
+    :: else -> got = false
     fi
 }
 
-/* wakeAll (the exit): every listed thread off the list, flagged, notified */
+/* wakeAll (the exit): every listed thread off the list, its slot filled
+ * with LOOK, notified */
 inline wake_all() {
     byte v;
     bool take;
     for (v : 1 .. THREADS) {
         atomic {
             if
-            :: listed[v] -> listed[v] = false; sleepers--; take = true
+            :: listed[v] -> listed[v] = false; sleepers--; slot[v] = LOOK; take = true
             :: else -> skip
             fi
         }
         if
-        :: take -> notified[v] = true; notify(v); take = false
+        :: take -> notify(v); take = false
         :: else -> skip
         fi
     }
@@ -156,7 +184,7 @@ inline wake_if_nobody_searches() {
     if
     :: sleepers > 0 ->
         if
-        :: searching == 0 -> wake_one()
+        :: searching == 0 -> wake_one(LOOK, woke); woke = false
         :: else -> skip
         fi
     :: else -> skip
@@ -164,11 +192,27 @@ inline wake_if_nobody_searches() {
 }
 
 inline schedule(loop) {
-    ready!loop;                  /* push (a full barrier) ... */
-    wake_if_nobody_searches()    /* ... then maybe wake */
+    /* the handoff: a guess from two loads, then a sleeper taken off the
+     * list with the loop in its slot */
+    if
+    :: sleepers > 0 ->
+        if
+        :: searching == 0 -> wake_one(loop + 1, handed)
+        :: searching != 0 -> skip
+        fi
+    :: sleepers == 0 -> skip
+    fi;
+    if
+    :: handed -> handed = false
+    :: !handed ->
+        ready!loop;                  /* push (a full barrier) ... */
+        wake_if_nobody_searches()    /* ... then maybe wake */
+    fi
 }
 
 proctype Producer() {
+    bool handed = false;
+    bool woke = false;
 #ifdef STALL
     /* loops 1 and 2, in both orders (loop 0, the blocking slice, is the
      * other runs' question: it is marked run) */
@@ -198,9 +242,28 @@ proctype Thread(byte me) {
     byte loop;
     bool waited = false;        /* this pop follows a wait for work */
     bool counted = false;       /* counted in searching since its last slice */
+    bool got = false;           /* found a loop: in its slot or the queue */
+    bool woke = false;
+    byte handed;
 top:
+    /* its slot first (takeHandedTask: an exchange), then the queue */
+    atomic { handed = slot[me]; slot[me] = 0 };
     if
-    :: atomic { nempty(ready) -> ready?loop } ->
+    :: handed != 0 && handed != LOOK -> loop = handed - 1; got = true
+    :: else -> skip
+    fi;
+    handed = 0;
+    if
+    :: got -> skip
+    :: else ->
+        if
+        :: atomic { nempty(ready) -> ready?loop } -> got = true
+        :: empty(ready) -> skip
+        fi
+    fi;
+    if
+    :: got ->
+        got = false;
         /* a thread counted as searching since its last slice stops counting */
         if
         :: counted -> searching--; counted = false
@@ -235,7 +298,7 @@ top:
         :: true -> skip
         fi;
         goto top
-    :: empty(ready) ->
+    :: else ->
         if
         :: exiting ->
             if
@@ -268,13 +331,12 @@ top:
         od;
         searching--;
         /* sleep: list and count itself (under the lock), prepare its
-         * parker, re-check, sleep until notified */
-        notified[me] = false;
-        atomic { listed[me] = true; sleepers++ };
+         * parker, re-check, sleep until notified; its slot is empty */
+        atomic { assert(slot[me] == 0); listed[me] = true; sleepers++ };
         registered[me] = true;
         if
 #ifndef BROKEN_NO_FLAG
-        :: notified[me] || nempty(ready) || exiting ->
+        :: slot[me] != 0 || nempty(ready) || exiting ->
 #else
         :: nempty(ready) || exiting ->
 #endif
@@ -283,8 +345,13 @@ top:
         :: else ->
             atomic { woken[me] -> woken[me] = false }
         fi;
-        /* off the list, if a wake did not take it off */
-        atomic { if :: listed[me] -> listed[me] = false; sleepers-- :: else -> skip fi };
+        /* a full slot: a wake took it off the list; an empty one: off the
+         * list, if a wake did not take it off */
+        if
+        :: atomic { slot[me] != 0 -> assert(!listed[me]) }
+        :: else ->
+            atomic { if :: listed[me] -> listed[me] = false; sleepers-- :: else -> skip fi }
+        fi;
         goto top
     fi;
 done:
@@ -295,12 +362,13 @@ done:
 /* The rescue: an emit that finds its loop still queued, while a thread
  * sleeps and every searcher is switched out, wakes a sleeper. */
 proctype Rescuer() {
+    bool woke = false;
     do
     :: (ran[0] && ran[1] && ran[2]) -> break
     :: atomic {
            (nempty(ready) && sleepers > 0 && searching > 0 && searching == stalled) ->
            /* wake_one() in one step: its steps are the other runs' question */
-           wake_one()
+           wake_one(LOOK, woke); woke = false
        }
     od
 }
