@@ -179,6 +179,42 @@ import SpindleTestSupport
         try await pool.shutdown()
     }
 
+    @Test func theSleeperSetWakesTheThreadListedLastThenTheOthersAcrossWords() throws {
+        // Three words: indices 5 and 60 in the first, 70 in the second, 129 in the third.
+        let set = PoolCore.SleeperSet(capacity: 130)
+        for index in [60, 129, 5, 70] { set.list(index) }
+        #expect(set.count == 4)
+        // The one listed last first; then the highest listed in the first
+        // word that has one, and so on.
+        #expect(set.wake(handing: 8) == 70)
+        #expect(set.wake(handing: 16) == 60)
+        #expect(set.wake(handing: 24) == 5)
+        #expect(set.wake(handing: PoolCore.Sleeper.look) == 129)
+        #expect(set.wake(handing: 32) == nil)
+        #expect(set.count == 0)
+        // Each woken thread's slot holds what its wake handed over.
+        for (index, value) in [(70, UInt(8)), (60, 16), (5, 24), (129, PoolCore.Sleeper.look)] {
+            #expect(set.sleepers[index].slot.load(ordering: .relaxed) == value)
+        }
+        #expect(set.sleepers[70].takeHandedTask() == OpaquePointer(bitPattern: 8))
+        #expect(set.sleepers[129].takeHandedTask() == nil, "`look` hands over no task")
+        #expect(set.sleepers[129].slot.load(ordering: .relaxed) == 0)
+    }
+
+    @Test func aThreadLeavingTheSleeperSetLearnsWhetherAWakeClaimedIt() {
+        let set = PoolCore.SleeperSet(capacity: 2)
+        set.list(1)
+        #expect(!set.leave(1), "nobody claimed the thread: it took itself off")
+        #expect(set.count == 0)
+        #expect(set.wake(handing: 8) == nil)
+        set.list(1)
+        #expect(set.wake(handing: 8) == 1)
+        // Claimed, its slot filled: `leave` says so and returns at once.
+        #expect(set.leave(1))
+        #expect(set.sleepers[1].takeHandedTask() == OpaquePointer(bitPattern: 8))
+        #expect(set.count == 0)
+    }
+
     // MARK: Dedicated threads and live objects
 
     @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async throws {

@@ -21,6 +21,8 @@ final class PoolCore: LoopExecutor {
         var blockedThreads = 0
         /// Spare threads started to stand in for blocked ones.
         var spareThreads = 0
+        /// The thread indices (places in `sleeperSet`) no spare holds.
+        var freeSpareIndices: [Int] = []
         /// Each running thread's activity word (see `ThreadActivity`).
         var activities: [ThreadActivity] = []
     }
@@ -63,18 +65,14 @@ final class PoolCore: LoopExecutor {
     private let threads: Int
     // The C ready queue follows its concurrency table: any thread pushes and pops.
     nonisolated(unsafe) private let readyQueue: OpaquePointer
-    /// The threads asleep, each on a parker of its own, the last to sleep
-    /// last. A wake takes one off the list (`wakeOne`): one thread gets up
-    /// for one loop. (Waking every sleeper would send the others back to
-    /// sleep, a context switch each, on cores the woken thread may need.)
-    // protected by its lock
-    private let sleepers = Lock<[Sleeper]>([])
-    /// atomic: `sleepers.count`, changed under the lock with a sequentially
-    /// consistent RMW (the Dekker pair with `schedule`: a sleeper counts
-    /// itself, then re-checks the ready queue; a schedule pushes, then
-    /// reads the count). It changes only when a thread sleeps or wakes, so
-    /// while the pool is busy every producer reads it from its cache.
-    private let sleeperCount = UnsafeAtomic<Int>.create(0)
+    /// The threads asleep, each on a parker of its own, by thread index (a
+    /// spare's index comes from `Registry.freeSpareIndices`). A wake claims
+    /// one (`wakeOne`): one thread gets up for one loop. (Waking every
+    /// sleeper would send the others back to sleep, a context switch each,
+    /// on cores the woken thread may need.) The set changes only when a
+    /// thread sleeps or wakes, so while the pool is busy every producer
+    /// reads it from its cache.
+    private let sleeperSet: SleeperSet
     /// atomic: set once the loops are finished and the threads must exit.
     private let exiting = UnsafeAtomic<Bool>.create(false)
     /// atomic: threads awake and looking for work (spinning on the ready
@@ -104,7 +102,7 @@ final class PoolCore: LoopExecutor {
     /// shared pool does not take the registry lock twice to find out.
     private let threadsReady = UnsafeAtomic<Bool>.create(false)
     // protected by lock
-    private let registry = Lock(Registry())
+    private let registry: Lock<Registry>
     /// The parking policy (`AdaptiveSpin`) of a pool thread: how long it
     /// polls the ready queue before it sleeps, from 1 µs up to 64 µs, none
     /// once its sleeps run long. A process whose loops all go idle burns at
@@ -118,12 +116,15 @@ final class PoolCore: LoopExecutor {
         self.name = name
         self.threads = threads
         self.isShared = isShared
+        sleeperSet = SleeperSet(capacity: threads + Self.maximumSpareThreads)
+        var registry = Registry()
+        registry.freeSpareIndices = Array((threads..<threads + Self.maximumSpareThreads).reversed())
+        self.registry = Lock(registry)
         guard let queue = spindle_runq_create() else { fatalError("Spindle: out of memory creating a pool") }
         readyQueue = queue
     }
 
     deinit {
-        sleeperCount.destroy()
         exiting.destroy()
         searching.destroy()
         searchBeat.destroy()
@@ -149,7 +150,7 @@ final class PoolCore: LoopExecutor {
         for index in 0..<threads {
             registry.withLock { $0.threadsRunning += 1 }
             do {
-                try spawnThread(name: "\(name)-\(index)", spare: false)
+                try spawnThread(name: "\(name)-\(index)", index: index, spare: false)
                 started += 1
             } catch {
                 failure = error
@@ -166,12 +167,12 @@ final class PoolCore: LoopExecutor {
         threadsReady.store(true, ordering: .releasing)
     }
 
-    private func runThread(spare: Bool = false) {
+    private func runThread(index: Int, spare: Bool) {
         let activity = ThreadActivity()
         registry.withLock { $0.activities.append(activity) }
         defer { threadExited(activity) }
         spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
-        let sleeper = Sleeper()
+        let sleeper = sleeperSet.sleepers[index]
         var spin = Self.parkingPolicy()
         // A spare's waits for work since it last ran a loop.
         var idleWaits = 0
@@ -242,10 +243,10 @@ final class PoolCore: LoopExecutor {
             // blocked thread's wait ends and begins again within
             // microseconds, and a spare leaving in that gap would be
             // started again at once.)
-            if spare, idleWaits > 0, retireSpareIfSurplus() { return }
+            if spare, idleWaits > 0, retireSpareIfSurplus(index: index) { return }
             waitForWork(
                 spin: &spin, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
-                alreadySearching: counted, activity: activity, sleeper: sleeper)
+                alreadySearching: counted, activity: activity, index: index)
             counted = false
             waited = true
             idleWaits &+= 1
@@ -277,32 +278,39 @@ final class PoolCore: LoopExecutor {
     /// another thread, waits for — a deadlock again.) Pair with
     /// `threadDidUnblock`.
     func threadWillBlock() {
-        let spawn: Bool = registry.withLock { registry in
+        let spawn: Int? = registry.withLock { registry in
             registry.blockedThreads += 1
+            // A free index for every spare not running (`retireSpareIfSurplus`
+            // gives one back as it stops counting its spare).
             guard !exiting.load(ordering: .relaxed),
                   threads + registry.spareThreads - registry.blockedThreads < 1,
-                  registry.spareThreads < Self.maximumSpareThreads else { return false }
+                  registry.spareThreads < Self.maximumSpareThreads,
+                  let index = registry.freeSpareIndices.popLast() else { return nil }
             registry.spareThreads += 1
             registry.threadsRunning += 1
-            return true
+            return index
         }
-        guard spawn else { return }
+        guard let index = spawn else { return }
         // Without a spare the blocked thread waits as it would have; its
         // wait ends when the loop it waits for is run or stopped.
-        try? spawnThread(name: "\(name)-spare", spare: true)
+        try? spawnThread(name: "\(name)-spare", index: index, spare: true)
     }
 
     /// Starts one of the pool's threads. The caller has counted it in
-    /// `threadsRunning` (and a spare in `spareThreads`); if the system
-    /// refuses the thread, those counts are taken back and the error thrown.
-    private func spawnThread(name: String, spare: Bool) throws(SpinExecutorError) {
+    /// `threadsRunning` (and a spare in `spareThreads`, `index` taken from
+    /// the free ones); if the system refuses the thread, those are given
+    /// back and the error thrown.
+    private func spawnThread(name: String, index: Int, spare: Bool) throws(SpinExecutorError) {
         if !isShared { LiveCounts.reducerThreads.wrappingIncrement(ordering: .relaxed) }
         do {
-            try OSThread.spawnDetached(name: name) { [self] in runThread(spare: spare) }
+            try OSThread.spawnDetached(name: name) { [self] in runThread(index: index, spare: spare) }
         } catch {
             registry.withLock { registry in
                 registry.threadsRunning -= 1
-                if spare { registry.spareThreads -= 1 }
+                if spare {
+                    registry.spareThreads -= 1
+                    registry.freeSpareIndices.append(index)
+                }
             }
             if !isShared { LiveCounts.reducerThreads.wrappingDecrement(ordering: .relaxed) }
             throw error
@@ -314,11 +322,14 @@ final class PoolCore: LoopExecutor {
         registry.withLock { $0.blockedThreads -= 1 }
     }
 
-    /// Whether an idle spare should leave (then it is no longer counted).
-    private func retireSpareIfSurplus() -> Bool {
+    /// Whether an idle spare should leave (then it is no longer counted,
+    /// and its index is free: it is not listed, its slot is empty, and it
+    /// touches neither again).
+    private func retireSpareIfSurplus(index: Int) -> Bool {
         registry.withLock { registry in
             guard registry.spareThreads > registry.blockedThreads else { return false }
             registry.spareThreads -= 1
+            registry.freeSpareIndices.append(index)
             return true
         }
     }
@@ -326,11 +337,11 @@ final class PoolCore: LoopExecutor {
     // Spins while counted as searching, then stops counting and sleeps.
     // No lost wake-up: a scheduler that saw a searcher relies on it, and
     // the searcher re-checks the queue after it stops counting itself and
-    // has counted itself a sleeper (`sleep`), so it sees every push made
+    // has listed itself as a sleeper (`sleep`), so it sees every push made
     // before the scheduler read the counts.
     private func waitForWork(
         spin: inout AdaptiveSpin, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
-        sleeper: Sleeper
+        index: Int
     ) {
         activity.set(.searching)
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
@@ -359,14 +370,14 @@ final class PoolCore: LoopExecutor {
         activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
         let core = spindle_current_cpu()
-        let wakerCore = sleep(sleeper, timeoutNanoseconds: timeoutNanoseconds)
+        let wakerCore = sleep(index, timeoutNanoseconds: timeoutNanoseconds)
         spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart, onCore: core, wokenFromCore: wakerCore)
     }
 
     // MARK: Sleeping and waking
 
     /// A pool thread's place to sleep: a parker of its own, and the slot
-    /// in which the wake that took it off the sleepers list leaves the loop
+    /// in which the wake that claimed it leaves the loop
     /// it is woken for. The slot and the waker's core share the object (one
     /// line, which the wake writes and the woken thread reads first).
     final class Sleeper: Sendable {
@@ -391,11 +402,12 @@ final class PoolCore: LoopExecutor {
         deinit { line.deallocate() }
 
         /// atomic: 0, `look`, or the address of the task of the loop handed
-        /// to this thread. Written only under the sleepers lock, by the wake
-        /// that takes this thread off the list (so at most once per
-        /// listing); emptied by the thread (`takeHandedTask`) before it
-        /// lists itself again. So a thread that wakes with its slot full was
-        /// taken off the list. pool-wake.pml checks it.
+        /// to this thread. Written only by the wake that claimed this
+        /// thread (cleared its bit in the set: so at most once per listing);
+        /// emptied by the thread (`takeHandedTask`) before it lists itself
+        /// again, which it does only once a claim's store has landed. So a
+        /// thread that wakes with its slot full was claimed. pool-wake.pml
+        /// checks it.
         var slot: UnsafeAtomic<UInt> {
             UnsafeAtomic(at: line.assumingMemoryBound(to: UInt.AtomicRepresentation.self))
         }
@@ -418,77 +430,51 @@ final class PoolCore: LoopExecutor {
         }
     }
 
-    /// Sleeps until a wake takes the thread off the list, a loop is queued,
-    /// the pool exits, or `timeoutNanoseconds` pass (0: no timeout); the
-    /// thread is off the list when it returns. Returns the core of the wake
-    /// that took it off the list, -1 when none did (or the core is
-    /// unknown).
+    /// Sleeps until a wake claims the thread, a loop is queued, the pool
+    /// exits, or `timeoutNanoseconds` pass (0: no timeout); the thread is
+    /// off the set when it returns. Returns the core of the wake that
+    /// claimed it, -1 when none did (or the core is unknown).
     ///
-    /// The order is the protocol (pool-wake.pml): list and count itself
-    /// (a sequentially consistent RMW, under the lock), prepare the parker,
-    /// then re-check the slot, the queue and the exit. A schedule either
-    /// hands its loop to a listed thread (taking it off the list and
-    /// filling its slot under the lock, then notifying its parker: the slot
-    /// covers a notify made before the parker was prepared), or pushes
-    /// (an exchange), then reads the count: either it sees this thread
-    /// (and wakes it the same way, with `look` in the slot), or the
-    /// re-check sees the loop.
-    private func sleep(_ sleeper: Sleeper, timeoutNanoseconds: UInt64) -> Int32 {
+    /// The order is the protocol (pool-wake.pml): list itself (a
+    /// sequentially consistent RMW), prepare the parker, then re-check the
+    /// slot, the queue and the exit. A schedule either hands its loop to a
+    /// listed thread (claiming it, then filling its slot, then notifying
+    /// its parker: the slot covers a notify made before the parker was
+    /// prepared), or pushes (an exchange), then reads the set: either it
+    /// sees this thread (and wakes it the same way, with `look` in the
+    /// slot), or the re-check sees the loop.
+    private func sleep(_ index: Int, timeoutNanoseconds: UInt64) -> Int32 {
+        let sleeper = sleeperSet.sleepers[index]
         // The slot is empty here: the thread emptied it at its last look
         // for work, and no wake fills it while the thread is not listed.
         assert(sleeper.slot.load(ordering: .relaxed) == 0, "Spindle: a pool thread listed itself with a full slot")
-        sleepers.withLock { list in
-            list.append(sleeper)
-            sleeperCount.wrappingIncrement(ordering: .sequentiallyConsistent)
-        }
+        sleeperSet.list(index)
         sleeper.parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
             sleeper.slot.load(ordering: .acquiring) != 0 || !spindle_runq_is_empty(readyQueue)
                 || exiting.load(ordering: .relaxed)
         }
-        // A full slot: a wake took the thread off the list (the slot is
-        // filled only by that wake, under the lock). An empty one: woken by
-        // its own re-check, a timeout or a stray notify (a wake meant for an
-        // earlier sleep), and still listed, unless a wake is taking it off
-        // now (then the lock waits for that wake to end).
-        if sleeper.slot.load(ordering: .acquiring) != 0 { return sleeper.wakerCore.load(ordering: .relaxed) }
-        sleepers.withLock { list in
-            guard let index = list.lastIndex(where: { $0 === sleeper }) else { return }
-            list.remove(at: index)
-            sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
+        // A full slot: a wake claimed the thread (only that wake fills it).
+        // An empty one: woken by its own re-check, a timeout or a stray
+        // notify (a wake meant for an earlier sleep), and still listed,
+        // unless a wake claimed it and has not filled the slot yet.
+        if sleeper.slot.load(ordering: .acquiring) != 0 || sleeperSet.leave(index) {
+            return sleeper.wakerCore.load(ordering: .relaxed)
         }
         return -1
     }
 
-    /// Takes the thread that slept last off the list, fills its slot with
-    /// `task` (or `Sleeper.look`) and wakes it; false when none sleeps. A
-    /// thread that went to sleep last has the warmest cache and, on a
-    /// machine whose idle cores halt, the core most likely still awake.
+    /// Claims a sleeping thread (the one that listed itself last, if it
+    /// still sleeps), fills its slot with `task` (or `Sleeper.look`) and
+    /// wakes it; false when none sleeps. A thread that went to sleep last
+    /// has the warmest cache and, on a machine whose idle cores halt, the
+    /// core most likely still awake.
     @discardableResult
     private func wakeOne(handing task: OpaquePointer? = nil) -> Bool {
-        let core = spindle_current_cpu()
-        let value = task.map { UInt(bitPattern: $0) } ?? Sleeper.look
-        let woken: Sleeper? = sleepers.withLock { list in
-            guard let last = list.popLast() else { return nil }
-            sleeperCount.wrappingDecrement(ordering: .sequentiallyConsistent)
-            last.wakerCore.store(core, ordering: .relaxed)
-            last.slot.store(value, ordering: .releasing)
-            return last
-        }
-        guard let woken else { return false }
-        woken.parker.notify()
-        return true
+        sleeperSet.wake(handing: task.map { UInt(bitPattern: $0) } ?? Sleeper.look) != nil
     }
 
     /// Wakes every sleeping thread (the pool exits).
-    private func wakeAll() {
-        let woken: [Sleeper] = sleepers.withLock { list in
-            defer { list.removeAll() }
-            sleeperCount.wrappingDecrement(by: list.count, ordering: .sequentiallyConsistent)
-            for sleeper in list { sleeper.slot.store(Sleeper.look, ordering: .releasing) }
-            return list
-        }
-        for sleeper in woken { sleeper.parker.notify() }
-    }
+    private func wakeAll() { sleeperSet.wakeAll() }
 
     // MARK: Tests: a searcher switched out
 
@@ -523,8 +509,8 @@ final class PoolCore: LoopExecutor {
         registry.withLock { $0.activities.reduce(0) { $0 + $1.handedLoops.load(ordering: .relaxed) } }
     }
 
-    /// Tests: a thread of the pool sleeps (on the sleepers list).
-    var hasSleepingThread: Bool { sleeperCount.load(ordering: .sequentiallyConsistent) > 0 }
+    /// Tests: a thread of the pool sleeps (listed in the sleeper set).
+    var hasSleepingThread: Bool { sleeperSet.isNonEmpty }
 
     /// Tests: lets the held thread go on, or disarms a hold not yet taken;
     /// nothing otherwise. (Between the two exchanges a searcher may take
@@ -581,23 +567,22 @@ final class PoolCore: LoopExecutor {
         // be a read-modify-write of a line the runner owns, on every wake.
         //
         // Someone sleeps and nobody searches: hand the loop to the sleeper
-        // the wake takes off the list (its slot), not through the ready
-        // queue: the woken thread starts it without a pop, and the emit
-        // writes no line of the queue. The loads are only a guess (a
-        // searcher that starts after them finds nothing and sleeps again);
-        // with nobody listed by the time the lock is taken, the push below
-        // decides as before.
-        if sleeperCount.load(ordering: .relaxed) > 0, searching.load(ordering: .relaxed) == 0,
+        // the wake claims (its slot), not through the ready queue: the
+        // woken thread starts it without a pop, and the emit writes no line
+        // of the queue. The loads are only a guess (a searcher that starts
+        // after them finds nothing and sleeps again); with nobody listed by
+        // the time of the claim, the push below decides as before.
+        if sleeperSet.looksNonEmpty, searching.load(ordering: .relaxed) == 0,
            wakeOne(handing: loop.task) { return }
         spindle_runq_push(readyQueue, loop.task)
         // The push is an exchange (a full barrier), so these loads see a
         // sleeper or a searcher that could have missed it. Wake only when
         // someone sleeps and nobody searches; then one thread. Sleepers
-        // first: their count changes only when a thread parks or wakes, so while the pool
-        // is busy this load reads a line every producer shares, where
-        // `searching` changes each time a pool thread runs out of work. A
-        // thread that counts itself a sleeper after this load re-checks the
-        // queue after counting, and sees the push.
+        // first: their set changes only when a thread parks or wakes, so
+        // while the pool is busy this load reads a line every producer
+        // shares, where `searching` changes each time a pool thread runs
+        // out of work. A thread that lists itself after this load re-checks
+        // the queue after listing, and sees the push.
         wakeSleepersIfNobodySearchesAfterRMW()
     }
 
@@ -614,8 +599,7 @@ final class PoolCore: LoopExecutor {
     /// last write was a sequentially consistent RMW or fence.
     @inline(__always)
     private func wakeSleepersIfNobodySearchesAfterRMW() {
-        if sleeperCount.load(ordering: .sequentiallyConsistent) > 0,
-           searching.load(ordering: .sequentiallyConsistent) == 0 { wakeOne() }
+        if sleeperSet.isNonEmpty, searching.load(ordering: .sequentiallyConsistent) == 0 { wakeOne() }
     }
 
     /// The rescue: an emit found its loop still queued. When a thread
@@ -628,7 +612,7 @@ final class PoolCore: LoopExecutor {
     /// push wakes anyone. Loads only, unless it wakes: while the pool is
     /// saturated (nobody sleeps), one load of the sleeper count.
     func loopIsWaiting() {
-        guard sleeperCount.load(ordering: .relaxed) > 0, searching.load(ordering: .relaxed) > 0 else { return }
+        guard sleeperSet.looksNonEmpty, searching.load(ordering: .relaxed) > 0 else { return }
         if spindle_monotonic_ns() &- searchBeat.load(ordering: .relaxed) > Self.stalledSearchNanoseconds {
             rescueCount.wrappingIncrement(ordering: .relaxed)
             wakeOne()
@@ -683,7 +667,7 @@ final class PoolCore: LoopExecutor {
         let steps = activities.map { "\($0.step.load(ordering: .relaxed))" }
         return "threads running \(running) (spares \(spares), blocked \(blocked)) \(steps), "
             + "searching \(searching.load(ordering: .sequentiallyConsistent)), "
-            + "sleeping \(sleeperCount.load(ordering: .sequentiallyConsistent)), ready queue empty \(spindle_runq_is_empty(readyQueue))"
+            + "sleeping \(sleeperSet.count), ready queue empty \(spindle_runq_is_empty(readyQueue))"
     }
 
     var liveLoops: Int { registry.withLock { $0.count } }

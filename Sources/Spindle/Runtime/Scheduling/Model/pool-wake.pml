@@ -44,17 +44,20 @@
  * -DSTALL -DBROKEN_NO_RESCUE: without the rescue: SPIN must find the
  * deadlock.
  *
- * The sleepers (PoolCore.sleep, wakeOne): each thread sleeps on a parker
- * of its own, with a slot beside it. To sleep, it lists and counts itself
- * (under the lock), prepares its parker, then re-checks its slot, the
- * queue and the exit, and sleeps until its parker is notified. A wake
- * takes one listed thread off the list and fills its slot (both under the
- * lock, one step; the model picks any listed thread), then notifies its
- * parker. A thread that wakes with its slot empty takes itself off the
- * list if it is still on it (under the lock); with its slot full it knows
- * a wake took it off. A notify may reach a thread after it listed itself
- * again (a wake for an earlier sleep): a spurious wake, which the model
- * allows.
+ * The sleepers (PoolCore.sleep, wakeOne, SleeperSet): each thread sleeps
+ * on a parker of its own, with a slot beside it, and has a bit in the
+ * sleeper set. To sleep, it lists itself (sets its bit: an RMW), prepares
+ * its parker, then re-checks its slot, the queue and the exit, and sleeps
+ * until its parker is notified. A wake claims one listed thread (clears
+ * its bit: a compare-and-exchange, one step; the model picks any listed
+ * thread), then, in steps of their own, fills its slot and notifies its
+ * parker. A thread that wakes with its slot full knows a wake claimed it.
+ * With its slot empty it clears its own bit (an RMW that returns the old
+ * word): if the bit was set, it took itself off; if not, a wake claimed it
+ * and is filling its slot, and the thread waits until the slot is full
+ * before anything else. A notify may reach a thread after it listed
+ * itself again (a wake for an earlier sleep): a spurious wake, which the
+ * model allows.
  *
  * The handoff (PoolCore.schedule): a schedule that sees a sleeper and no
  * searcher (two loads, a guess) takes a sleeper off the list and leaves
@@ -70,10 +73,11 @@
  * takes it off the list and notifies before it prepared its parker is
  * lost, and the thread sleeps unlisted, never to be woken. SPIN must find
  * the deadlock.
- * -DBROKEN_SLOT_AFTER_LOCK: a wake fills the slot after the lock: a wake
- * for an earlier listing may then fill it while the thread is listed
- * again, or over a loop left by the wake for this listing. SPIN must find
- * the assertion violated.
+ * -DBROKEN_NO_CLAIM_WAIT: a thread that finds itself claimed with its
+ * slot still empty does not wait for the slot: it may list itself again
+ * before the claim's store lands, which then fills the slot of a listed
+ * thread (or one a second wake fills too). SPIN must find the assertion
+ * violated.
  *
  * The parker's own argument (a waiter reads wake_seq before it registers)
  * is parker.pml's: here each parker has one waiter, whose flag covers it.
@@ -104,7 +108,8 @@ bool stall_used = false;        /* one switch-out per run */
 bool registered[THREADS + 1];
 bool woken[THREADS + 1];
 
-/* The sleepers list (PoolCore.sleepers, sleeperCount). */
+/* The sleeper set (PoolCore.sleeperSet): `listed` its bits, `sleepers`
+ * their count (the code reads the words themselves). */
 byte sleepers = 0;
 bool listed[THREADS + 1];
 byte slot[THREADS + 1];          /* 0, LOOK, or a loop handed over + 1 */
@@ -120,11 +125,11 @@ inline notify(t) {
     }
 }
 
-/* wakeOne: take a listed thread off the list (under the lock: one step;
- * the code takes the one listed last, the model the first it finds, which
- * with two threads is either) and fill its slot with `payload`, then
- * notify its parker; `got`: whether a thread was listed. Locals are zeroed
- * after use, so that they tell no states apart. */
+/* wakeOne: claim a listed thread (clear its bit: one step; the code
+ * claims the one listed last if it still is, the model the first it
+ * finds, which with two threads is either), then fill its slot with
+ * `payload`, then notify its parker; `got`: whether a thread was listed.
+ * Locals are zeroed after use, so that they tell no states apart. */
 inline wake_one(payload, got) {
     byte pick;
     byte w;
@@ -137,20 +142,15 @@ inline wake_one(payload, got) {
         }
         w = 0;
         if
-        :: pick != 0 ->
-            listed[pick] = false; sleepers--;
-#ifndef BROKEN_SLOT_AFTER_LOCK
-            assert(slot[pick] == 0);
-            slot[pick] = payload
-#endif
+        :: pick != 0 -> listed[pick] = false; sleepers--
         :: else -> skip
         fi
     }
     if
     :: pick != 0 ->
-#ifdef BROKEN_SLOT_AFTER_LOCK
+        /* the slot of the thread claimed: empty, and the thread not listed
+         * again (it waits for this store before it lists itself) */
         atomic { assert(slot[pick] == 0 && !listed[pick]); slot[pick] = payload };
-#endif
         got = true;
         notify(pick);
         pick = 0
@@ -158,20 +158,27 @@ inline wake_one(payload, got) {
     fi
 }
 
-/* wakeAll (the exit): every listed thread off the list, its slot filled
- * with LOOK, notified */
+/* wakeAll (the exit): every listed thread claimed (the words exchanged
+ * with zero: one step), then each one's slot filled with LOOK and its
+ * parker notified */
 inline wake_all() {
     byte v;
-    bool take;
-    for (v : 1 .. THREADS) {
-        atomic {
+    bool take[THREADS + 1];
+    atomic {
+        for (v : 1 .. THREADS) {
             if
-            :: listed[v] -> listed[v] = false; sleepers--; slot[v] = LOOK; take = true
+            :: listed[v] -> listed[v] = false; sleepers--; take[v] = true
             :: else -> skip
             fi
         }
+        v = 0
+    }
+    for (v : 1 .. THREADS) {
         if
-        :: take -> notify(v); take = false
+        :: take[v] ->
+            atomic { assert(slot[v] == 0 && !listed[v]); slot[v] = LOOK };
+            notify(v);
+            take[v] = false
         :: else -> skip
         fi
     }
@@ -245,6 +252,7 @@ proctype Thread(byte me) {
     bool got = false;           /* found a loop: in its slot or the queue */
     bool woke = false;
     byte handed;
+    bool claimed = false;
 top:
     /* its slot first (takeHandedTask: an exchange), then the queue */
     atomic { handed = slot[me]; slot[me] = 0 };
@@ -330,8 +338,8 @@ top:
         :: else -> break        /* the spin budget ran out */
         od;
         searching--;
-        /* sleep: list and count itself (under the lock), prepare its
-         * parker, re-check, sleep until notified; its slot is empty */
+        /* sleep: list itself (set its bit), prepare its parker, re-check,
+         * sleep until notified; its slot is empty */
         atomic { assert(slot[me] == 0); listed[me] = true; sleepers++ };
         registered[me] = true;
         if
@@ -345,12 +353,24 @@ top:
         :: else ->
             atomic { woken[me] -> woken[me] = false }
         fi;
-        /* a full slot: a wake took it off the list; an empty one: off the
-         * list, if a wake did not take it off */
+        /* a full slot: a wake claimed it; an empty one: clear its own bit,
+         * and if a wake had cleared it first, wait for that wake's store */
         if
         :: atomic { slot[me] != 0 -> assert(!listed[me]) }
         :: else ->
-            atomic { if :: listed[me] -> listed[me] = false; sleepers-- :: else -> skip fi }
+            atomic {
+                if
+                :: listed[me] -> listed[me] = false; sleepers--
+                :: else -> claimed = true
+                fi
+            };
+#ifndef BROKEN_NO_CLAIM_WAIT
+            if
+            :: claimed -> (slot[me] != 0)
+            :: else -> skip
+            fi;
+#endif
+            claimed = false
         fi;
         goto top
     fi;
