@@ -190,9 +190,13 @@ final class PoolCore: LoopExecutor {
         // the one switched out. Model-checked in pool-wake.pml.
         var counted = false
         defer { if counted { searching.wrappingDecrement(ordering: .sequentiallyConsistent) } }
+        // The loop a wake handed over, taken out of the slot as the thread
+        // woke (`sleep`).
+        var handedAtWake: OpaquePointer?
         while true {
             activity.set(.popping)
-            let handed = sleeper.takeHandedTask()
+            let handed = handedAtWake ?? sleeper.takeHandedTask()
+            handedAtWake = nil
             if handed != nil { activity.handedLoops.wrappingIncrement(ordering: .relaxed) }
             if let task = handed ?? spindle_runq_pop(readyQueue) {
                 activity.set(.running)
@@ -244,7 +248,7 @@ final class PoolCore: LoopExecutor {
             // microseconds, and a spare leaving in that gap would be
             // started again at once.)
             if spare, idleWaits > 0, retireSpareIfSurplus(index: index) { return }
-            waitForWork(
+            handedAtWake = waitForWork(
                 spin: &spin, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
                 alreadySearching: counted, activity: activity, index: index)
             counted = false
@@ -338,11 +342,12 @@ final class PoolCore: LoopExecutor {
     // No lost wake-up: a scheduler that saw a searcher relies on it, and
     // the searcher re-checks the queue after it stops counting itself and
     // has listed itself as a sleeper (`sleep`), so it sees every push made
-    // before the scheduler read the counts.
+    // before the scheduler read the counts. Returns the loop's task a wake
+    // handed over, if any.
     private func waitForWork(
         spin: inout AdaptiveSpin, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
         index: Int
-    ) {
+    ) -> OpaquePointer? {
         activity.set(.searching)
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let spinStart = spindle_monotonic_ns()
@@ -354,7 +359,7 @@ final class PoolCore: LoopExecutor {
         while spin.budget > 0 {
             if !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed) {
                 searching.wrappingDecrement(ordering: .sequentiallyConsistent)
-                return
+                return nil
             }
             for _ in 0..<gap { spindle_cpu_relax() }
             if gap < 8 { gap <<= 1 }
@@ -370,8 +375,9 @@ final class PoolCore: LoopExecutor {
         activity.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
         let core = spindle_current_cpu()
-        let wakerCore = sleep(index, timeoutNanoseconds: timeoutNanoseconds)
+        let (handed, wakerCore) = sleep(index, timeoutNanoseconds: timeoutNanoseconds)
         spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart, onCore: core, wokenFromCore: wakerCore)
+        return handed == Sleeper.look ? nil : OpaquePointer(bitPattern: handed)
     }
 
     // MARK: Sleeping and waking
@@ -432,8 +438,10 @@ final class PoolCore: LoopExecutor {
 
     /// Sleeps until a wake claims the thread, a loop is queued, the pool
     /// exits, or `timeoutNanoseconds` pass (0: no timeout); the thread is
-    /// off the set when it returns. Returns the core of the wake that
-    /// claimed it, -1 when none did (or the core is unknown).
+    /// off the set when it returns. Returns what the wake that claimed it
+    /// left in its slot (the slot emptied: one exchange, where a load
+    /// first would cost the line twice), and that wake's core; 0 and -1
+    /// when no wake claimed it (or the core is unknown).
     ///
     /// The order is the protocol (pool-wake.pml): list itself (a
     /// sequentially consistent RMW), prepare the parker, then re-check the
@@ -443,7 +451,7 @@ final class PoolCore: LoopExecutor {
     /// prepared), or pushes (an exchange), then reads the set: either it
     /// sees this thread (and wakes it the same way, with `look` in the
     /// slot), or the re-check sees the loop.
-    private func sleep(_ index: Int, timeoutNanoseconds: UInt64) -> Int32 {
+    private func sleep(_ index: Int, timeoutNanoseconds: UInt64) -> (handed: UInt, wakerCore: Int32) {
         let sleeper = sleeperSet.sleepers[index]
         // The slot is empty here: the thread emptied it at its last look
         // for work, and no wake fills it while the thread is not listed.
@@ -457,10 +465,12 @@ final class PoolCore: LoopExecutor {
         // An empty one: woken by its own re-check, a timeout or a stray
         // notify (a wake meant for an earlier sleep), and still listed,
         // unless a wake claimed it and has not filled the slot yet.
-        if sleeper.slot.load(ordering: .acquiring) != 0 || sleeperSet.leave(index) {
-            return sleeper.wakerCore.load(ordering: .relaxed)
+        var handed = sleeper.slot.exchange(0, ordering: .acquiring)
+        if handed == 0 {
+            guard sleeperSet.leave(index) else { return (0, -1) }
+            handed = sleeper.slot.exchange(0, ordering: .acquiring)
         }
-        return -1
+        return (handed, sleeper.wakerCore.load(ordering: .relaxed))
     }
 
     /// Claims a sleeping thread (the one that listed itself last, if it
