@@ -383,9 +383,9 @@ final class PoolCore: LoopExecutor {
     // MARK: Sleeping and waking
 
     /// A pool thread's place to sleep: a parker of its own, and the slot
-    /// in which the wake that claimed it leaves the loop
-    /// it is woken for. The slot and the waker's core share the object (one
-    /// line, which the wake writes and the woken thread reads first).
+    /// in which the wake that claimed it leaves the loop it is woken for.
+    /// The slot and the waker's core share one line, which the wake writes
+    /// and the woken thread reads first.
     final class Sleeper: Sendable {
         /// The slot's value for a wake with no loop: look at the ready queue
         /// (the pop rule, the rescue, the exit). A task's address is never
@@ -410,10 +410,10 @@ final class PoolCore: LoopExecutor {
         /// atomic: 0, `look`, or the address of the task of the loop handed
         /// to this thread. Written only by the wake that claimed this
         /// thread (cleared its bit in the set: so at most once per listing);
-        /// emptied by the thread (`takeHandedTask`) before it lists itself
-        /// again, which it does only once a claim's store has landed. So a
-        /// thread that wakes with its slot full was claimed. pool-wake.pml
-        /// checks it.
+        /// emptied by the thread (as it wakes, or `takeHandedTask`) before
+        /// it lists itself again, which it does only once a claim's store
+        /// has landed. So a thread that wakes with its slot full was
+        /// claimed. pool-wake.pml checks it.
         var slot: UnsafeAtomic<UInt> {
             UnsafeAtomic(at: line.assumingMemoryBound(to: UInt.AtomicRepresentation.self))
         }
