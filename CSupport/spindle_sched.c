@@ -74,6 +74,13 @@ void spindle_task_deinit(spindle_task *task) {
 
 void *spindle_task_context(spindle_task *task) { return task->context; }
 
+void spindle_task_prefetch(spindle_task *task, size_t before, size_t object_bytes) {
+    const char *words = (const char *)task - before;
+    for (size_t offset = 0; offset < before + sizeof(*task); offset += 64) __builtin_prefetch(words + offset, 1, 3);
+    const char *object = (const char *)task->context;
+    for (size_t offset = 0; offset < object_bytes; offset += 64) __builtin_prefetch(object + offset, 0, 3);
+}
+
 void spindle_task_set_context(spindle_task *task, void *context) { task->context = context; }
 
 long spindle_active_processors(void) {

@@ -37,6 +37,11 @@ void spindle_task_deinit(spindle_task *task);
 /// The task's context. Any thread.
 void *spindle_task_context(spindle_task *task);
 
+/// Starts loading the lines a runner touches first: `before` bytes before
+/// the task and the task (the loop's words), and `object_bytes` of its
+/// context (the loop object). A hint; any thread that holds the task.
+void spindle_task_prefetch(spindle_task *task, size_t before, size_t object_bytes);
+
 /// Sets the context, once, before the task is visible to another thread
 /// (Swift creates the task before the object it points back to).
 void spindle_task_set_context(spindle_task *task, void *context);

@@ -37,7 +37,10 @@ struct LoopWords: @unchecked Sendable {
     /// lane set's size as a call would cost every access a call.)
     private static let hotCountersOffset = wordsSize + Int(SPINDLE_LANE_SET_SIZE)
     private static let hotCountersSize = 3 * MemoryLayout<Int>.stride
-    private static var size: Int { hotCountersOffset + hotCountersSize + spindle_task_size() }
+    private static var size: Int { taskOffset + spindle_task_size() }
+    /// Where the task sits in the allocation (the bytes before it: the
+    /// words, the lane set, the hot counters).
+    static let taskOffset = hotCountersOffset + hotCountersSize
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
     /// last: only a scheduling through the executor's queue touches it.

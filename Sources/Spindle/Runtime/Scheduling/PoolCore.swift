@@ -470,6 +470,12 @@ final class PoolCore: LoopExecutor {
             guard sleeperSet.leave(index) else { return (0, -1) }
             handed = sleeper.slot.exchange(0, ordering: .acquiring)
         }
+        // A loop handed over: start loading its lines now, beside the
+        // parking policy's bookkeeping, instead of one miss after another
+        // as its run reaches them.
+        if handed != Sleeper.look, let task = OpaquePointer(bitPattern: handed) {
+            spindle_task_prefetch(task, LoopWords.taskOffset, 512)
+        }
         return (handed, sleeper.wakerCore.load(ordering: .relaxed))
     }
 
