@@ -2,9 +2,10 @@ internal import Atomics
 internal import CSpindle
 
 extension PoolCore {
-    /// The pool's sleeping threads: one bit per thread in a few words of one
-    /// line (64 threads a word), beside the index of the thread that listed
-    /// itself last. A thread lists itself by setting its bit; a wake claims
+    /// The pool's sleeping threads: one bit per thread in a few words (64
+    /// threads a word), beside the index of the thread that listed itself
+    /// last, on one line for up to 7 words (a pool of up to 416 threads,
+    /// with its 32 spares' places). A thread lists itself by setting its bit; a wake claims
     /// one thread by clearing its bit (a compare-and-exchange), which makes
     /// the waking thread the only one that may fill that thread's slot; a
     /// thread that wakes with its slot empty clears its own bit, and learns
