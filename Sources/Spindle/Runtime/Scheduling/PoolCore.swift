@@ -377,7 +377,7 @@ final class PoolCore: LoopExecutor {
         let core = spindle_current_cpu()
         let (handed, wakerCore) = sleep(index, timeoutNanoseconds: timeoutNanoseconds)
         spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart, onCore: core, wokenFromCore: wakerCore)
-        return handed == Sleeper.look ? nil : OpaquePointer(bitPattern: handed)
+        return handed
     }
 
     // MARK: Sleeping and waking
@@ -431,17 +431,24 @@ final class PoolCore: LoopExecutor {
         @inline(__always)
         func takeHandedTask() -> OpaquePointer? {
             guard slot.load(ordering: .relaxed) != 0 else { return nil }
-            let value = slot.exchange(0, ordering: .acquiring)
-            return value == Self.look ? nil : OpaquePointer(bitPattern: value)
+            return Self.task(in: slot.exchange(0, ordering: .acquiring))
+        }
+
+        /// The loop's task a slot's `value` holds: nil for an empty slot
+        /// and for `look`.
+        @inline(__always)
+        static func task(in value: UInt) -> OpaquePointer? {
+            value == look ? nil : OpaquePointer(bitPattern: value)
         }
     }
 
     /// Sleeps until a wake claims the thread, a loop is queued, the pool
     /// exits, or `timeoutNanoseconds` pass (0: no timeout); the thread is
-    /// off the set when it returns. Returns what the wake that claimed it
-    /// left in its slot (the slot emptied: one exchange, where a load
-    /// first would cost the line twice), and that wake's core; 0 and -1
-    /// when no wake claimed it (or the core is unknown).
+    /// off the set when it returns. Returns the loop's task the wake that
+    /// claimed it left in its slot (the slot emptied: one exchange, where a
+    /// load first would cost the line twice), nil for none or `look`, and
+    /// that wake's core; nil and -1 when no wake claimed it (or the core
+    /// is unknown).
     ///
     /// The order is the protocol (pool-wake.pml): list itself (a
     /// sequentially consistent RMW), prepare the parker, then re-check the
@@ -451,7 +458,7 @@ final class PoolCore: LoopExecutor {
     /// prepared), or pushes (an exchange), then reads the set: either it
     /// sees this thread (and wakes it the same way, with `look` in the
     /// slot), or the re-check sees the loop.
-    private func sleep(_ index: Int, timeoutNanoseconds: UInt64) -> (handed: UInt, wakerCore: Int32) {
+    private func sleep(_ index: Int, timeoutNanoseconds: UInt64) -> (handed: OpaquePointer?, wakerCore: Int32) {
         let sleeper = sleeperSet.sleepers[index]
         // The slot is empty here: the thread emptied it at its last look
         // for work, and no wake fills it while the thread is not listed.
@@ -467,16 +474,15 @@ final class PoolCore: LoopExecutor {
         // unless a wake claimed it and has not filled the slot yet.
         var handed = sleeper.slot.exchange(0, ordering: .acquiring)
         if handed == 0 {
-            guard sleeperSet.leave(index) else { return (0, -1) }
+            guard sleeperSet.leave(index) else { return (nil, -1) }
             handed = sleeper.slot.exchange(0, ordering: .acquiring)
         }
+        let task = Sleeper.task(in: handed)
         // A loop handed over: start loading its lines now, beside the
         // parking policy's bookkeeping, instead of one miss after another
         // as its run reaches them.
-        if handed != Sleeper.look, let task = OpaquePointer(bitPattern: handed) {
-            spindle_task_prefetch(task, LoopWords.taskOffset, 512)
-        }
-        return (handed, sleeper.wakerCore.load(ordering: .relaxed))
+        if let task { spindle_task_prefetch(task, LoopWords.taskOffset, 512) }
+        return (task, sleeper.wakerCore.load(ordering: .relaxed))
     }
 
     /// Claims a sleeping thread (the one that listed itself last, if it
