@@ -10,9 +10,9 @@ extension PoolCore {
     /// the waking thread the only one that may fill that thread's slot; a
     /// thread that wakes with its slot empty clears its own bit, and learns
     /// from the old word whether a wake claimed it first (PROTOCOL.md, "Pool
-    /// threads: who wakes whom"; pool-wake.pml). A list under a lock did the
-    /// same: its lock, its count and its storage were three lines the emit
-    /// pulled from the sleeping thread's core, this is one.
+    /// threads: who wakes whom"; pool-wake.pml). One line for the emit to
+    /// take from the sleeping thread's core, where a list under a lock is
+    /// three (its lock, its count, its storage).
     ///
     /// Thread safety: any thread; each index belongs to one pool thread at a
     /// time (`PoolCore` hands them out).
