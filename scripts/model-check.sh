@@ -202,7 +202,7 @@ checks=(
   #    without the pop rule SPIN finds the deadlock.
   "pool-wake;;$cc_safety;-m10000 -w24;pass;pool wake-up: 3 loops in every order, one waiting for another, 2 threads, one sleeper woken per wake, a loop handed to a sleeper in its slot"
   "pool-wake-no-cycles;;$cc_cycles;-l -m10000 -w24;pass;pool wake-up: no cycle"
-  "pool-broken-no-handoff;-DBROKEN_NO_HANDOFF;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
+  "pool-broken-no-pop-rule;-DBROKEN_NO_POP_RULE;$cc_safety;-m10000 -w24;invalid end state;pool wake-up without the pop rule: a queued loop never runs"
   "pool-broken-no-flag;-DBROKEN_NO_FLAG;$cc_safety;-m10000 -w24;invalid end state;pool wake-up, a sleeper not re-checking its slot: a wake taken before it prepared its parker is lost and it sleeps unlisted"
   "pool-broken-no-claim-wait;-DBROKEN_NO_CLAIM_WAIT;$cc_safety;-m10000 -w24;assertion violated;pool wake-up, a claimed thread not waiting for its slot: the claim fills the slot of a thread listed again, or over a loop handed to it"
   #    The parker alone (parker.pml): waiters that consume one shared

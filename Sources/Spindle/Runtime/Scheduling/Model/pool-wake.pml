@@ -82,10 +82,9 @@
  * The parker's own argument (a waiter reads wake_seq before it registers)
  * is parker.pml's: here each parker has one waiter, whose flag covers it.
  *
- * -DBROKEN_NO_HANDOFF: without the pop rule.
+ * -DBROKEN_NO_POP_RULE: without the pop rule. SPIN must find the deadlock.
  * -DBROKEN_EARLY_POP: the pop after an early count not treated as one after
  * a wait. SPIN must find the deadlock too.
- * SPIN must find the deadlock.
  */
 #ifndef THREADS
 #define THREADS 2
@@ -277,7 +276,7 @@ top:
         :: counted -> searching--; counted = false
         :: else -> skip
         fi;
-#ifndef BROKEN_NO_HANDOFF
+#ifndef BROKEN_NO_POP_RULE
         /* the pop rule, after a wait for work only (a search begun at the
          * end of the last slice is one): more loops queued? make sure
          * someone looks */
