@@ -72,6 +72,12 @@ struct Runner {
                 let pairs = zip(own, yardstickSamples).map { $0.eventsPerSecond / $1.eventsPerSecond }
                 if !pairs.isEmpty, engines[index] != scenario.yardstick {
                     scenarioRows[index].pairedRatio = Spread(pairs)
+                    let latencies = own.compactMap(\.latency)
+                    let yardstickLatencies = yardstickSamples.compactMap(\.latency)
+                    // Only when every round has both: a missing one would pair the wrong rounds.
+                    if latencies.count == own.count, yardstickLatencies.count == yardstickSamples.count {
+                        scenarioRows[index].pairedLatency = PairedLatency(own: latencies, yardstick: yardstickLatencies)
+                    }
                 }
             }
             rows += scenarioRows

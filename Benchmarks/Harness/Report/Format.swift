@@ -27,6 +27,13 @@ enum Format {
         return String(format: "%.2f s", nanos / 1e9)
     }
 
+    /// A difference of latencies with its sign: "+0.5 µs", "−210 ns", "0 ns".
+    static func signedNanoseconds(_ value: Double) -> String {
+        let magnitude = nanoseconds(UInt64(abs(value).rounded()))
+        if value.rounded() == 0 { return magnitude }
+        return (value < 0 ? "−" : "+") + magnitude
+    }
+
     /// The ratio to baseline: "3.41×".
     static func ratio(_ value: Double?) -> String {
         value.map { String(format: "%.2f×", $0) } ?? "—"

@@ -4,7 +4,11 @@ import Foundation
 ///
 /// Keys: scenario, engine, producers, events, repetitions,
 /// events_per_second (median), events_per_second_min, events_per_second_max,
-/// ratio_to_baseline (or null: to the yardstick engine named in yardstick), latency_ns ({p50, p99, p999, max}: medians,
+/// ratio_to_baseline (or null: to the yardstick engine named in yardstick),
+/// paired_ratio_to_baseline (and _min, _max: round by round, or null),
+/// paired_latency (or null: round by round against the yardstick's
+/// latencies, {rounds, p50_at_or_below, p99_at_or_below,
+/// p50_difference_ns, p99_difference_ns}: see `PairedLatency`), latency_ns ({p50, p99, p999, max}: medians,
 /// or null), latency_ns_min and latency_ns_max (the same keys, or null),
 /// allocations_per_event (or null), allocations and frees (medians, or
 /// null), peak_rss_bytes and peak_rss_growth_bytes (peak − RSS at the
@@ -15,6 +19,30 @@ import Foundation
 /// repetition_samples (each repetition's events_per_second, elapsed_ns,
 /// allocations, peak_rss_bytes, start_rss_bytes, latency_ns).
 enum JSONReport {
+    private struct Paired: Encodable {
+        let rounds: Int
+        let p50AtOrBelow: Int
+        let p99AtOrBelow: Int
+        let p50DifferenceNanoseconds: Double
+        let p99DifferenceNanoseconds: Double
+
+        enum CodingKeys: String, CodingKey {
+            case rounds
+            case p50AtOrBelow = "p50_at_or_below"
+            case p99AtOrBelow = "p99_at_or_below"
+            case p50DifferenceNanoseconds = "p50_difference_ns"
+            case p99DifferenceNanoseconds = "p99_difference_ns"
+        }
+
+        init(_ paired: PairedLatency) {
+            rounds = paired.rounds
+            p50AtOrBelow = paired.p50AtOrBelow
+            p99AtOrBelow = paired.p99AtOrBelow
+            p50DifferenceNanoseconds = paired.p50Difference
+            p99DifferenceNanoseconds = paired.p99Difference
+        }
+    }
+
     private struct Latency: Encodable {
         let p50: UInt64
         let p99: UInt64
@@ -59,6 +87,7 @@ enum JSONReport {
             case pairedRatio = "paired_ratio_to_baseline"
             case pairedRatioMin = "paired_ratio_to_baseline_min"
             case pairedRatioMax = "paired_ratio_to_baseline_max"
+            case pairedLatency = "paired_latency"
             case yardstick
             case latency = "latency_ns"
             case latencyMin = "latency_ns_min"
@@ -92,6 +121,7 @@ enum JSONReport {
             try container.encode(row.pairedRatio?.median, forKey: .pairedRatio)
             try container.encode(row.pairedRatio?.min, forKey: .pairedRatioMin)
             try container.encode(row.pairedRatio?.max, forKey: .pairedRatioMax)
+            try container.encode(row.pairedLatency.map(Paired.init), forKey: .pairedLatency)
             try container.encode(row.yardstick, forKey: .yardstick)
             try container.encode(row.latency.map { Latency(p50: $0.p50.median, p99: $0.p99.median, p999: $0.p999.median, max: $0.max.median) }, forKey: .latency)
             try container.encode(row.latency.map { Latency(p50: $0.p50.min, p99: $0.p99.min, p999: $0.p999.min, max: $0.max.min) }, forKey: .latencyMin)

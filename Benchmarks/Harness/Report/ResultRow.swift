@@ -7,6 +7,31 @@ struct LatencySpread: Sendable {
     var max: Spread<UInt64>
 }
 
+/// An engine's latency percentiles against the yardstick's, round by
+/// round (the two ran back to back): in how many rounds this engine's was
+/// at or below the yardstick's, and the median over the rounds of the
+/// difference. Two engines whose percentiles differ by less than a round's
+/// own spread draw lots here, which the medians of a run hide.
+struct PairedLatency: Sendable {
+    let rounds: Int
+    let p50AtOrBelow: Int
+    let p99AtOrBelow: Int
+    /// Median over the rounds of this engine's minus the yardstick's, in ns.
+    let p50Difference: Double
+    let p99Difference: Double
+
+    /// nil when `own` and `yardstick` are empty.
+    init?(own: [LatencySummary], yardstick: [LatencySummary]) {
+        let pairs = Array(zip(own, yardstick))
+        guard !pairs.isEmpty else { return nil }
+        rounds = pairs.count
+        p50AtOrBelow = pairs.count(where: { $0.0.p50 <= $0.1.p50 })
+        p99AtOrBelow = pairs.count(where: { $0.0.p99 <= $0.1.p99 })
+        p50Difference = Spread(pairs.map { Double($0.0.p50) - Double($0.1.p50) }).median
+        p99Difference = Spread(pairs.map { Double($0.0.p99) - Double($0.1.p99) }).median
+    }
+}
+
 /// One scenario on one engine, over all its repetitions: the unit of every
 /// report (console, JSON, Markdown, chart).
 struct ResultRow: Sendable {
@@ -42,6 +67,10 @@ struct ResultRow: Sendable {
     /// where the two medians of `ratioToBaseline` may come from different
     /// phases. (Phases shorter than a run widen both.)
     var pairedRatio: Spread<Double>?
+    /// Round by round, for a latency scenario: this engine's percentiles
+    /// against the yardstick's of the same round (nil without latencies or
+    /// for the yardstick itself).
+    var pairedLatency: PairedLatency?
     /// The engine `ratioToBaseline` is read against.
     let yardstick: String?
     /// Every measured repetition, in the order run.

@@ -35,7 +35,15 @@ struct ResultTable {
             return "\(row.scenario) on \(row.engine) vs \(yardstick), round by round: "
                 + "\(Format.ratio(ratio.median)) (\(Format.ratio(ratio.min)) – \(Format.ratio(ratio.max)))"
         }
-        notes = paired + results.compactMap { row in
+        let pairedLatency = results.compactMap { row -> String? in
+            guard let paired = row.pairedLatency, let yardstick = row.yardstick else { return nil }
+            return "\(row.scenario) on \(row.engine) vs \(yardstick), latency round by round: "
+                + "p50 at or below in \(paired.p50AtOrBelow) of \(paired.rounds) "
+                + "(median difference \(Format.signedNanoseconds(paired.p50Difference))), "
+                + "p99 in \(paired.p99AtOrBelow) of \(paired.rounds) "
+                + "(\(Format.signedNanoseconds(paired.p99Difference)))"
+        }
+        notes = paired + pairedLatency + results.compactMap { row in
             guard !row.counters.isEmpty || !row.figures.isEmpty else { return nil }
             let counts = row.counters.map { ($0.key, Format.count($0.value)) }
             let figures = row.figures.map { ($0.key, Format.figure($0.value)) }

@@ -75,7 +75,8 @@ struct RunContext: Sendable {
         over the scenario's yardstick engine's in this run (baseline for the queue scenarios, dispatch for many-loops); \
         "round by round": the median (min – max) over the rounds of the ratio of the two engines' runs in one round, \
         which are back to back. Latencies: medians of the per-repetition \
-        percentiles. allocs/event: allocator calls in the measured region / events\
+        percentiles; "latency round by round": in how many rounds an engine's p50 (p99) \
+        was at or below the yardstick's, and the median over the rounds of the difference. allocs/event: allocator calls in the measured region / events\
         \(allocationsCounted ? "" : " (n/a: counting needs glibc)"). peak RSS: the \
         process's VmHWM during a repetition (largest over repetitions), after a \
         malloc_trim and a clear_refs reset; in parentheses, its growth over the RSS \
