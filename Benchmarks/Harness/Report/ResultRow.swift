@@ -20,7 +20,7 @@ struct PairedLatency: Sendable {
     let p50Difference: Double
     let p99Difference: Double
 
-    /// nil when `own` and `yardstick` are empty.
+    /// nil when either is empty. Round k of each is paired.
     init?(own: [LatencySummary], yardstick: [LatencySummary]) {
         let pairs = Array(zip(own, yardstick))
         guard !pairs.isEmpty else { return nil }
