@@ -79,6 +79,9 @@ _Static_assert(sizeof(struct spindle_lane) == 3 * SPINDLE_CACHE_LINE, "a lane he
 _Static_assert(offsetof(struct spindle_lane, word) == SPINDLE_LANE_WORD_OFFSET, "the inline publish finds the word");
 _Static_assert(sizeof(struct spindle_lane_producer) <= SPINDLE_CACHE_LINE, "the producer's fields fit its line");
 
+uint32_t spindle_lane_streak_setting = 64;
+uint64_t spindle_lane_next_loop_id_value = 1;
+
 static _Atomic long live_lanes;
 static _Atomic long created_lanes;
 

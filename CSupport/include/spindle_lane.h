@@ -116,6 +116,29 @@ bool spindle_lane_reclaim_consumer(spindle_lane *lane);
 /// true when its producer already let go (EXITED).
 bool spindle_lane_release_loop(spindle_lane *lane);
 
+/// The emits in a row from one thread into one loop that earn it a lane
+/// (`Lanes.streak`, `LaneTuning.streak`; 64 unless a test changed it), and
+/// the next loop identity for the threads' lane tables (never reused).
+/// Plain C globals with constant initializers: every emit reads the first,
+/// and a Swift global would reach it through the runtime's lazy
+/// initializer (`swift_once`), whose lock the first emits of a process,
+/// racing from many threads, would queue on. Atomics (relaxed).
+extern uint32_t spindle_lane_streak_setting;
+extern uint64_t spindle_lane_next_loop_id_value;
+
+static inline uint32_t spindle_lane_streak(void) {
+    return __atomic_load_n(&spindle_lane_streak_setting, __ATOMIC_RELAXED);
+}
+
+static inline void spindle_lane_set_streak(uint32_t streak) {
+    __atomic_store_n(&spindle_lane_streak_setting, streak, __ATOMIC_RELAXED);
+}
+
+/// A new loop identity: never 0, never one given before.
+static inline uint64_t spindle_lane_next_loop_id(void) {
+    return __atomic_fetch_add(&spindle_lane_next_loop_id_value, 1, __ATOMIC_RELAXED);
+}
+
 /// The calling thread's lane into `loop_id`, or NULL. When NULL, counts the
 /// emit in the thread's streak for that loop and sets `*should_open` once
 /// the streak reaches `streak_to_open` (then: create, send the marker,

@@ -9,17 +9,20 @@ internal import CSpindle
 /// ("v2, as built"), model-checked by `lanes.pml` beside it.
 enum Lanes {
     /// Emits in a row from one thread into one loop that earn a lane
-    /// (`LaneTuning.streak`; 64 unless a test changed it).
+    /// (`LaneTuning.streak`; 64 unless a test changed it). A C global, not
+    /// a Swift one: every emit reads it, and a Swift global with an
+    /// allocating initializer goes through the runtime's lazy initializer,
+    /// whose lock the first emits of a process, racing from many threads,
+    /// queue on (see `spindle_lane_streak`).
     static var streak: UInt32 {
-        @inline(__always) get { streakSetting.load(ordering: .relaxed) }
+        @inline(__always) get { spindle_lane_streak() }
     }
-    static let streakSetting = UnsafeAtomic<UInt32>.create(64)
     /// Events per block of a lane.
     static let slotsPerBlock = 64
 
-    /// Loop identities for the threads' lane tables: never reused (an
-    /// address may be).
-    static let nextLoopID = UnsafeAtomic<UInt64>.create(1)
+    /// A new loop identity for the threads' lane tables: never reused (an
+    /// address may be). A C global, as `streak`.
+    static func nextLoopID() -> UInt64 { spindle_lane_next_loop_id() }
 }
 
 /// What `SpinLoop.emit`'s inlined lane fast path needs of its loop, copied
@@ -42,8 +45,8 @@ struct LaneEmitKey: @unchecked Sendable {
 /// lane cases); `UInt32.max` never does. Process-wide; read at each emit.
 @_spi(Tuning) public enum LaneTuning {
     public static var streak: UInt32 {
-        get { Lanes.streakSetting.load(ordering: .relaxed) }
-        set { Lanes.streakSetting.store(Swift.max(1, newValue), ordering: .relaxed) }
+        get { spindle_lane_streak() }
+        set { spindle_lane_set_streak(Swift.max(1, newValue)) }
     }
 }
 

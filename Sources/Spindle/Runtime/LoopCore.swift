@@ -246,7 +246,7 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
         customQueue = custom
         customCalls = custom.map { Unmanaged.passUnretained($0) }
         runnerEmitsThroughQueue = custom != nil && options.executor?.manualDrive != nil
-        loopID = Lanes.nextLoopID.loadThenWrappingIncrement(ordering: .relaxed)
+        loopID = Lanes.nextLoopID()
         super.init(executor: executor)
         if queueTag == .lockFree { spindle_lane_set_init(words.laneSetMemory) }
         LiveCounts.loops.wrappingIncrement(ordering: .relaxed)
