@@ -18,7 +18,13 @@ attaching a debugger ended it: the waits were restarted and the queue
 moved. Seen on kernel 6.18 with Swift 6.3.1, in two whole-package runs
 under Thread Sanitizer beside two CPU hogs (scripts/parallel.sh); not a
 wait of Spindle's, which sleeps on plain futexes (the parker), condition
-variables or dispatch semaphores.
+variables or dispatch semaphores. On an AMD EPYC VM the same stall came
+four times in one run, twice on the `once` of a Swift global of Spindle's
+that every emit read (23, then 40 threads queued; its owner was running,
+calling FUTEX_LOCK_PI again: the attach did not end that one), twice on
+the runtime's prespecialized metadata for an array; the tests waiting
+behind it failed. That global is now a C one (`spindle_lane_streak`):
+no emit goes through a Swift lazy initializer.
 
 Every 10 s this looks at each thread of ROOT_PID and its descendants. A
 thread found in FUTEX_LOCK_PI on the same word for SPINDLE_STALL_SECONDS
