@@ -24,7 +24,7 @@ that every emit read (23, then 40 threads queued; its owner was running,
 calling FUTEX_LOCK_PI again: the attach did not end that one), twice on
 the runtime's prespecialized metadata for an array; the tests waiting
 behind it failed. That global is now a C one (`spindle_lane_streak`):
-no emit goes through a Swift lazy initializer.
+the emit path reads it without a lazy initializer.
 
 Every 10 s this looks at each thread of ROOT_PID and its descendants. A
 thread found in FUTEX_LOCK_PI on the same word for SPINDLE_STALL_SECONDS
