@@ -17,9 +17,27 @@
 # ends it with a debugger attach, and the run's line counts them. It
 # touches nothing of Spindle's: no wait of Spindle's is on such a futex.
 #
-# Usage: scripts/parallel.sh [runs] [--quiet]   (default 1 run of each,
-# beside two CPU hogs; --quiet: without them. Any failure, hang or TSan
-# report fails the script, and the count is printed.)
+# CI runs the plain half only (--plain). On the second machine CI runs on
+# (an AMD EPYC VM, kernel 6.18, Swift 6.3.1) the stall came in every
+# whole-package run under TSan: five of five, beside the hogs and without
+# them, on the same `once` of the runtime's (a prespecialized array's
+# metadata) and once on a Swift global of Spindle's (now a C global);
+# tests failed behind it in each of the three runs that went to the end.
+# There it also takes a form the watcher cannot end: the thread the futex
+# word names as the owner is itself in the runtime's `once`, calling
+# FUTEX_LOCK_PI on that word, so it never enters (the kernel refuses a
+# lock to the thread it names as owner, and the runtime's lock retries on
+# any error); 48 threads waited behind it for the ten minutes of the hang
+# guards, and the watcher counted nothing. Putting the process's futexes
+# back in the kernel's global hash (prctl PR_FUTEX_HASH, 0 slots) did not
+# prevent it. The stress suite under TSan, one test at a time
+# (scripts/stress.sh), is CI's Thread Sanitizer stage; run this script
+# without --plain by hand for the rest of the package under TSan.
+#
+# Usage: scripts/parallel.sh [runs] [--quiet] [--plain]   (default 1 run of
+# each, beside two CPU hogs; --quiet: without them; --plain: `swift test`
+# only, no TSan build. Any failure, hang or TSan report fails the script,
+# and the count is printed.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -33,9 +51,11 @@ fi
 
 runs=1
 hogs_count=2
+modes="plain tsan"
 for argument in "$@"; do
     case $argument in
         --quiet) hogs_count=0 ;;
+        --plain) modes="plain" ;;
         *) runs=$argument ;;
     esac
 done
@@ -52,9 +72,14 @@ export SWIFT_BACKTRACE=enable=no
 # main actor still ran work, and leaves every thread's stack here.
 export SPINDLE_HANG_STACKS="$logs"
 
-echo "== build (debug, and Thread Sanitizer in .build/tsan)"
-swift build --build-tests
-swift build --build-tests --sanitize=thread --scratch-path .build/tsan
+if [[ $modes == plain ]]; then
+    echo "== build (debug)"
+    swift build --build-tests
+else
+    echo "== build (debug, and Thread Sanitizer in .build/tsan)"
+    swift build --build-tests
+    swift build --build-tests --sanitize=thread --scratch-path .build/tsan
+fi
 
 if [[ $hogs_count -gt 0 ]]; then
     echo "== beside $hogs_count CPU hogs (stress-ng --cpu $hogs_count)"
@@ -67,7 +92,7 @@ fi
 
 failures=0
 for run in $(seq 1 "$runs"); do
-    for mode in plain tsan; do
+    for mode in $modes; do
         log="$logs/$mode-$run.log"
         started=$(date +%s)
         set +e
@@ -107,5 +132,5 @@ for run in $(seq 1 "$runs"); do
         fi
     done
 done
-echo "parallel runs: $((runs * 2 - failures)) passed, $failures failed"
+echo "parallel runs: $((runs * $(wc -w <<<"$modes") - failures)) passed, $failures failed"
 [[ $failures -eq 0 ]]
