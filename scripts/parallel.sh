@@ -33,6 +33,16 @@
 # prevent it. The stress suite under TSan, one test at a time
 # (scripts/stress.sh), is CI's Thread Sanitizer stage; run this script
 # without --plain by hand for the rest of the package under TSan.
+# A quicker way to see it: `swift test --sanitize=thread --scratch-path
+# .build/tsan --filter LifecycleTests` on a quiet machine, with the watcher
+# beside it at SPINDLE_STALL_SECONDS=30: 2 stalls in 10 runs of about a
+# minute, ended by its attach (30 threads in the runtime's `once` for a
+# prespecialized array's metadata, reached from SpindleTestSupport's
+# Recorder and the locked test queue; in one, the owner the word named was
+# asleep in FUTEX_LOCK_PI on that same word). The same filter without TSan:
+# 0 stalls in 100 runs. A 40-line program racing 64 threads onto that
+# metadata under TSan did not stall in 300 runs, with or without a thread
+# issuing membarrier as the lanes do.
 #
 # Usage: scripts/parallel.sh [runs] [--quiet] [--plain]   (default 1 run of
 # each, beside two CPU hogs; --quiet: without them; --plain: `swift test`
