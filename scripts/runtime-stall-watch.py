@@ -25,13 +25,10 @@ calling FUTEX_LOCK_PI again: the attach did not end that one), twice on
 the runtime's prespecialized metadata for an array; the tests waiting
 behind it failed. That global is now a C one (`spindle_lane_streak`):
 the emit path reads it without a lazy initializer.
-On that machine the stall also came in a form this script does not
-catch: in one of CI's runs, 48 threads sat in the runtime's `once` for
-the ten minutes of the hang guards and the script counted no stall; in
-the next run, on a quiet machine, it recorded one thread asleep while 48
-were in that `once`, and the owner the word named was itself there,
-running, asking for the lock that named it. CI therefore runs
-scripts/parallel.sh --plain (see that script).
+It does not see every form of the stall: a waiter counts only while it is
+asleep in FUTEX_LOCK_PI at every look, and an owner that is itself
+running, asking for the lock that names it, is not ended by the attach. That is
+why CI runs scripts/parallel.sh --plain (see that script).
 
 Every 10 s this looks at each thread of ROOT_PID and its descendants. A
 thread found in FUTEX_LOCK_PI on the same word for SPINDLE_STALL_SECONDS
