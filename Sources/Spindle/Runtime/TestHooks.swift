@@ -58,6 +58,16 @@ extension SpinStates {
 }
 
 #if DEBUG
+extension SpinLoop {
+    /// The runner's waits for the loop's next event before its idle
+    /// transitions: made, and left out because the wake that began the
+    /// scheduling came from the runner's own core
+    /// (`ScheduledLoop.waitForNextEvent`). Any thread.
+    var idleWaits: (made: Int, leftOutOnWakerCore: Int) {
+        (core.idleWaitsMade.load(ordering: .relaxed), core.idleWaitsLeftOutOnWakerCore.load(ordering: .relaxed))
+    }
+}
+
 /// A fault a test injects into the engine, for the task that sets it (and
 /// the tasks it starts, which inherit task-local values): SpindleTesting's
 /// tests change the engine's behaviour this way and show that a spec sees

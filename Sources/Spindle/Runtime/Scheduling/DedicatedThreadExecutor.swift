@@ -62,6 +62,9 @@ final class DedicatedThreadExecutor: LoopExecutor {
         while true {
             var parkedAt: UInt64 = 0
             var core: Int32 = -1
+            // The core of the wake that ended a sleep (-1: no sleep, or
+            // unknown), for the scheduling that follows it.
+            var wokenFromCore: Int32 = -1
             parker.wait(spins: Int(spin.budget), beforeSleep: { [wakerCore] in
                 wakerCore.store(-1, ordering: .relaxed)
                 core = spindle_current_cpu()
@@ -70,16 +73,17 @@ final class DedicatedThreadExecutor: LoopExecutor {
                 ready.load(ordering: .acquiring)
             }
             if parkedAt != 0 {
+                wokenFromCore = wakerCore.load(ordering: .relaxed)
                 spin.slept(
-                    nanoseconds: spindle_monotonic_ns() &- parkedAt,
-                    onCore: core, wokenFromCore: wakerCore.load(ordering: .relaxed))
+                    nanoseconds: spindle_monotonic_ns() &- parkedAt, onCore: core, wokenFromCore: wokenFromCore)
             }
             guard ready.exchange(false, ordering: .acquiringAndReleasing) else { continue }
             var result = RunResult.reschedule
             // The loop is this thread's alone: a reschedule runs at once,
             // and the runner lingers whenever a batch may be forming.
             while case .reschedule = result {
-                result = loop.runScheduling(linger: { true })
+                result = loop.runScheduling(linger: { true }, wokenFromCore: wokenFromCore)
+                wokenFromCore = -1
             }
             if case .finished = result { return }
         }

@@ -191,8 +191,10 @@ final class PoolCore: LoopExecutor {
         var counted = false
         defer { if counted { searching.wrappingDecrement(ordering: .sequentiallyConsistent) } }
         // The loop a wake handed over, taken out of the slot as the thread
-        // woke (`sleep`).
+        // woke (`sleep`), and the core that wake was made on (-1: none, or
+        // unknown), for the scheduling that follows the wake.
         var handedAtWake: OpaquePointer?
+        var wakerCore: Int32 = -1
         while true {
             activity.set(.popping)
             let handed = handedAtWake ?? sleeper.takeHandedTask()
@@ -229,6 +231,7 @@ final class PoolCore: LoopExecutor {
                 // only delay the next loop.
                 let result = loop.runScheduling(
                     linger: { [readyQueue] in spindle_runq_is_empty(readyQueue) },
+                    wokenFromCore: wakerCore,
                     beforeIdle: { [searching, searchBeat] in
                         searchBeat.store(spindle_monotonic_ns(), ordering: .relaxed)
                         searching.wrappingIncrement(ordering: .sequentiallyConsistent)
@@ -237,6 +240,7 @@ final class PoolCore: LoopExecutor {
                         // work: the next pop follows the pop rule.
                         waited = true
                     })
+                wakerCore = -1
                 if case .reschedule = result { schedule(loop) }
                 continue
             }
@@ -248,7 +252,7 @@ final class PoolCore: LoopExecutor {
             // microseconds, and a spare leaving in that gap would be
             // started again at once.)
             if spare, idleWaits > 0, retireSpareIfSurplus(index: index) { return }
-            handedAtWake = waitForWork(
+            (handedAtWake, wakerCore) = waitForWork(
                 spin: &spin, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
                 alreadySearching: counted, activity: activity, index: index)
             counted = false
@@ -343,11 +347,12 @@ final class PoolCore: LoopExecutor {
     // the searcher re-checks the queue after it stops counting itself and
     // has listed itself as a sleeper (`sleep`), so it sees every push made
     // before the scheduler read the counts. Returns the loop's task a wake
-    // handed over, if any.
+    // handed over, if any, and the core of the wake that ended the sleep
+    // (-1: no sleep, no wake, or unknown).
     private func waitForWork(
         spin: inout AdaptiveSpin, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
         index: Int
-    ) -> OpaquePointer? {
+    ) -> (handed: OpaquePointer?, wakerCore: Int32) {
         activity.set(.searching)
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let spinStart = spindle_monotonic_ns()
@@ -359,7 +364,7 @@ final class PoolCore: LoopExecutor {
         while spin.budget > 0 {
             if !spindle_runq_is_empty(readyQueue) || exiting.load(ordering: .relaxed) {
                 searching.wrappingDecrement(ordering: .sequentiallyConsistent)
-                return nil
+                return (nil, -1)
             }
             for _ in 0..<gap { spindle_cpu_relax() }
             if gap < 8 { gap <<= 1 }
@@ -377,7 +382,7 @@ final class PoolCore: LoopExecutor {
         let core = spindle_current_cpu()
         let (handed, wakerCore) = sleep(index, timeoutNanoseconds: timeoutNanoseconds)
         spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart, onCore: core, wokenFromCore: wakerCore)
-        return handed
+        return (handed, wakerCore)
     }
 
     // MARK: Sleeping and waking

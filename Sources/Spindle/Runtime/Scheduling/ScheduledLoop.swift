@@ -57,6 +57,13 @@ class ScheduledLoop: @unchecked Sendable {
     /// saw nothing (at most 6). Runner only.
     nonisolated(unsafe) private var storedIdleWaitSkips: Int16 = 0
     nonisolated(unsafe) private var storedIdleWaitMisses: Int8 = 0
+#if DEBUG
+    /// Tests: the waits for the next event the runner made, and the ones it
+    /// left out because the wake that began its scheduling came from its
+    /// own core (`waitForNextEvent`). Debug builds only; any thread reads.
+    let idleWaitsMade = ManagedAtomic<Int>(0)
+    let idleWaitsLeftOutOnWakerCore = ManagedAtomic<Int>(0)
+#endif
     /// atomic: the thread running a slice (its pthread id), 0 between slices.
     /// An emit from that thread is an emit from the loop's own executor.
     var runnerToken: UnsafeAtomic<UInt> {
@@ -261,21 +268,28 @@ class ScheduledLoop: @unchecked Sendable {
     ///   one when the loop may be a closed loop (`waitForNextEvent`); a
     ///   loop whose events come one at a time otherwise gains nothing from
     ///   waiting.
+    /// - Parameter wokenFromCore: the core of the wake that brought the
+    ///   calling thread out of its sleep for this scheduling, -1 when it did
+    ///   not sleep or the core is unknown (see `waitForNextEvent`).
     /// - Parameter beforeIdle: called once the slice drained the loop, just
     ///   before the loop's idle store (a pool thread counts itself as
     ///   searching there: see `PoolCore.runThread`). Runs no user code.
-    final func runScheduling(linger: () -> Bool, beforeIdle: () -> Void = {}) -> RunResult {
+    final func runScheduling(
+        linger: () -> Bool, wokenFromCore: Int32 = -1, beforeIdle: () -> Void = {}
+    ) -> RunResult {
         let won = schedulingState.compareExchange(
             expected: .scheduled, desired: .running, ordering: .acquiringAndReleasing
         ).exchanged
         precondition(won, "Spindle: a loop was run while not scheduled (two runners)")
-        return runTaken(linger: linger, beforeIdle: beforeIdle, firstSlice: { runSlice(budget: budget) })
+        return runTaken(
+            linger: linger, wokenFromCore: wokenFromCore, beforeIdle: beforeIdle,
+            firstSlice: { runSlice(budget: budget) })
     }
 
     /// `runScheduling` once the loop is `running` and the calling thread
     /// owns it: its slices, then `idle`, `scheduled` or `finished`.
     private func runTaken(
-        linger: () -> Bool, beforeIdle: () -> Void, firstSlice: () -> SliceOutcome
+        linger: () -> Bool, wokenFromCore: Int32 = -1, beforeIdle: () -> Void, firstSlice: () -> SliceOutcome
     ) -> RunResult {
         spindle_thread_enter_slice()
         defer { spindle_thread_leave_slice() }
@@ -289,7 +303,9 @@ class ScheduledLoop: @unchecked Sendable {
                 guard linger(), waitForBatch(after: reduced, linger: linger) else { break }
             } else {
                 guard reduced == 1,
-                      waitForNextEvent(backOnIdleThread: backOnIdleThread, linger: linger) else { break }
+                      waitForNextEvent(
+                          backOnIdleThread: backOnIdleThread, wokenFromCore: wokenFromCore, linger: linger)
+                else { break }
             }
             outcome = runSlice(budget: budget)
         }
@@ -377,13 +393,33 @@ class ScheduledLoop: @unchecked Sendable {
     /// waiting; a loop among many busy ones never meets it. A wait that sees
     /// nothing backs off: the next 2, 4, … 64 such transitions go without
     /// one, so a loop fed one event at a time but seldom pays at most one
-    /// wait per 64 events. True when the runner sees work. Runner only.
-    private func waitForNextEvent(backOnIdleThread: Bool, linger: () -> Bool) -> Bool {
+    /// wait per 64 events.
+    ///
+    /// No wait when the thread was woken for this scheduling by a wake made
+    /// on the core it runs on (`wokenFromCore`): the emitting thread is
+    /// then on this core, waiting for it (a producer that emitted and now
+    /// waits for the state, most often), and a poll here only keeps it off
+    /// the core, while it cannot emit the event the poll waits for. On a
+    /// small machine the kernel puts a woken thread on its waker's core
+    /// for most sporadic events, so that one wait in 65 would otherwise add
+    /// its whole length to one round trip in 65: the p99's. (The parking
+    /// policy stops polling for the same reason: `AdaptiveSpin`.) True
+    /// when the runner sees work. Runner only.
+    private func waitForNextEvent(backOnIdleThread: Bool, wokenFromCore: Int32, linger: () -> Bool) -> Bool {
         if idleWaitSkips > 0 {
             idleWaitSkips -= 1
             return false
         }
         guard idleCostsFence() || backOnIdleThread, linger() else { return false }
+        if wokenFromCore >= 0, wokenFromCore == spindle_current_cpu() {
+#if DEBUG
+            idleWaitsLeftOutOnWakerCore.wrappingIncrement(ordering: .relaxed)
+#endif
+            return false
+        }
+#if DEBUG
+        idleWaitsMade.wrappingIncrement(ordering: .relaxed)
+#endif
         // Another loop queued for this thread ends the wait: it goes first,
         // and this one pays its idle transition.
         if pause(
