@@ -402,9 +402,10 @@ class ScheduledLoop: @unchecked Sendable {
     /// the core, while it cannot emit the event the poll waits for. On a
     /// small machine the kernel puts a woken thread on its waker's core
     /// for most sporadic events, so that one wait in 65 would otherwise add
-    /// its whole length to one round trip in 65: the p99's. (The parking
-    /// policy stops polling for the same reason: `AdaptiveSpin`.) True
-    /// when the runner sees work. Runner only.
+    /// its whole length to one round trip in 65, and more when the poll
+    /// loses the core to other work. (The parking policy stops polling for
+    /// the same reason: `AdaptiveSpin`.) True when the runner sees work.
+    /// Runner only.
     private func waitForNextEvent(backOnIdleThread: Bool, wokenFromCore: Int32, linger: () -> Bool) -> Bool {
         if idleWaitSkips > 0 {
             idleWaitSkips -= 1
