@@ -140,6 +140,13 @@ let package = Package(
             dependencies: ["SpindleAtoms"],
             path: "Benchmarks/AtomsFootprint"
         ),
+        // `scripts/wake-footprint.sh`'s driver: sporadic round trips with
+        // the caches evicted between them, for callgrind.
+        .executableTarget(
+            name: "wake-footprint",
+            dependencies: ["Spindle"],
+            path: "Benchmarks/WakeFootprint"
+        ),
         // The HTTP server `scripts/load.sh` loads (plain NIO, SpindleNIO, the pool).
         .executableTarget(
             name: "spindle-http-server",

@@ -50,8 +50,11 @@
 // itself only if its round is still current (same high half); otherwise a
 // notify already did. A round number would have to wrap 2^32 times while the
 // waiter is between its wake and that check to fool it.
+// Not line-aligned itself: `spindle_parker_create` gives a parker a line
+// of its own; `spindle_parker_init` places one where its caller wants it
+// (on a line it shares with what its wakers write beside it).
 struct spindle_parker {
-    _Alignas(SPINDLE_CACHE_LINE) _Atomic uint64_t registry;
+    _Atomic uint64_t registry;
     _Atomic uint32_t wake_seq;
     _Atomic uint64_t wakes;  // diagnostics: wake calls issued
 #ifndef SPINDLE_LINUX
@@ -64,9 +67,12 @@ struct spindle_parker {
 #define REGISTRY_ROUND(r) ((uint32_t)((r) >> 32))
 #define ROUND_ONE ((uint64_t)1 << 32)
 
-spindle_parker *spindle_parker_create(void) {
-    spindle_parker *p = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(sizeof(*p), SPINDLE_CACHE_LINE));
-    if (p == NULL) return NULL;
+size_t spindle_parker_size(void) {
+    return sizeof(spindle_parker);
+}
+
+spindle_parker *spindle_parker_init(void *memory) {
+    spindle_parker *p = memory;
     memset(p, 0, sizeof(*p));
     atomic_init(&p->registry, 0);
     atomic_init(&p->wake_seq, 0);
@@ -78,12 +84,24 @@ spindle_parker *spindle_parker_create(void) {
     return p;
 }
 
-void spindle_parker_destroy(spindle_parker *p) {
-    if (p == NULL) return;
+void spindle_parker_deinit(spindle_parker *p) {
 #ifndef SPINDLE_LINUX
     pthread_cond_destroy(&p->cond);
     pthread_mutex_destroy(&p->lock);
+#else
+    (void)p;
 #endif
+}
+
+spindle_parker *spindle_parker_create(void) {
+    void *memory = aligned_alloc(SPINDLE_CACHE_LINE, spindle_round_up(sizeof(spindle_parker), SPINDLE_CACHE_LINE));
+    if (memory == NULL) return NULL;
+    return spindle_parker_init(memory);
+}
+
+void spindle_parker_destroy(spindle_parker *p) {
+    if (p == NULL) return;
+    spindle_parker_deinit(p);
     free(p);
 }
 

@@ -6,18 +6,18 @@ import subprocess
 EVENTS = "Ir D1mr D1mw DLmr DLmw".split()
 
 
-def load(profile, sort="Ir"):
-    """(totals, {function: costs}); costs in EVENTS' order, as floats."""
-    out = subprocess.run(["callgrind_annotate", "--show=" + ",".join(EVENTS), "--sort=" + sort,
+def load(profile, sort="Ir", events=EVENTS):
+    """(totals, {function: costs}); costs in `events`' order, as floats."""
+    out = subprocess.run(["callgrind_annotate", "--show=" + ",".join(events), "--sort=" + sort,
                           "--threshold=100", profile], capture_output=True, text=True).stdout
     number = r"([\d,]+|\.)(?: \([^)]*\))?\s+"
     total, functions = None, {}
     for line in out.splitlines():
-        m = re.match(r"\s*" + number * len(EVENTS) + r"(.*)", line)
+        m = re.match(r"\s*" + number * len(events) + r"(.*)", line)
         if not m:
             continue
-        values = [0.0 if v == "." else float(v.replace(",", "")) for v in m.groups()[:len(EVENTS)]]
-        name = m.group(len(EVENTS) + 1)
+        values = [0.0 if v == "." else float(v.replace(",", "")) for v in m.groups()[:len(events)]]
+        name = m.group(len(events) + 1)
         if "PROGRAM TOTALS" in name:
             total = values
         else:

@@ -37,6 +37,19 @@ spindle_parker *spindle_parker_create(void);
 /// Frees a parker. Nobody may be waiting on it.
 void spindle_parker_destroy(spindle_parker *parker);
 
+/// The bytes of a parker placed in memory its caller owns
+/// (`spindle_parker_init`): for an object that keeps its parker on its own
+/// line, where a parker of its own (`spindle_parker_create`) takes another.
+size_t spindle_parker_size(void);
+
+/// Makes a parker in `memory` (8-byte aligned, `spindle_parker_size()`
+/// bytes, which the caller keeps until `spindle_parker_deinit`).
+spindle_parker *spindle_parker_init(void *memory);
+
+/// Ends a parker made by `spindle_parker_init` (its memory stays the
+/// caller's). No thread may wait on it or notify it any more.
+void spindle_parker_deinit(spindle_parker *parker);
+
 /// Reads the wake sequence, then registers the caller as a waiter (in that
 /// order: a notify that ends the waiter's round always bumps the sequence
 /// after the read, so `wait` returns; see spindle_parker.c), and returns the

@@ -67,7 +67,7 @@ extension StressSuite {
             let finished = await onThreads(indices.count + wakers) { thread in
                 if thread < indices.count {
                     let index = indices[thread]
-                    let slot = sleeperSet.sleepers[index].slot
+                    let slot = sleeperSet.sleeper(index).slot
                     var mine: [UInt] = []
                     var claimed = 0
                     for round in 0..<rounds {

@@ -194,11 +194,11 @@ import SpindleTestSupport
         #expect(set.count == 0)
         // Each woken thread's slot holds what its wake handed over.
         for (index, value) in [(70, UInt(8)), (60, 16), (5, 24), (129, PoolCore.Sleeper.look)] {
-            #expect(set.sleepers[index].slot.load(ordering: .relaxed) == value)
+            #expect(set.sleeper(index).slot.load(ordering: .relaxed) == value)
         }
-        #expect(set.sleepers[70].takeHandedTask() == OpaquePointer(bitPattern: 8))
-        #expect(set.sleepers[129].takeHandedTask() == nil, "`look` hands over no task")
-        #expect(set.sleepers[129].slot.load(ordering: .relaxed) == 0)
+        #expect(set.sleeper(70).takeHandedTask() == OpaquePointer(bitPattern: 8))
+        #expect(set.sleeper(129).takeHandedTask() == nil, "`look` hands over no task")
+        #expect(set.sleeper(129).slot.load(ordering: .relaxed) == 0)
     }
 
     @Test func aThreadLeavingTheSleeperSetLearnsWhetherAWakeClaimedIt() {
@@ -211,8 +211,40 @@ import SpindleTestSupport
         #expect(set.wake(handing: 8) == 1)
         // Claimed, its slot filled: `leave` says so and returns at once.
         #expect(set.leave(1))
-        #expect(set.sleepers[1].takeHandedTask() == OpaquePointer(bitPattern: 8))
+        #expect(set.sleeper(1).takeHandedTask() == OpaquePointer(bitPattern: 8))
         #expect(set.count == 0)
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aSleepersLineKeepsItsFieldsApartAndItsParkerWakesTheThreadAWakeClaims() async {
+        let set = PoolCore.SleeperSet(capacity: 3)
+        let sleeper = set.sleeper(2)
+        sleeper.begin()
+        sleeper.set(.searching)
+        sleeper.countHandedLoop()
+        sleeper.countHandedLoop()
+        #expect(sleeper.slot.load(ordering: .relaxed) == 0)
+        #expect(sleeper.wakerCore.load(ordering: .relaxed) == -1)
+        #expect(sleeper.step.load(ordering: .relaxed) == .searching)
+        #expect(sleeper.handedLoops.load(ordering: .relaxed) == 2)
+        #expect(set.sleeper(1).step.load(ordering: .relaxed) == .starting, "a neighbour's line is its own")
+        #expect(set.sleeper(1).handedLoops.load(ordering: .relaxed) == 0)
+        // Listed and asleep on its line's parker, the thread gets up for the
+        // wake that claims it, with what that wake handed over.
+        set.list(2)
+        let handed = Recorder<UInt>()
+        DispatchQueue.global().async {
+            while sleeper.slot.load(ordering: .acquiring) == 0 {
+                sleeper.wait(timeoutNanoseconds: 0) { sleeper.slot.load(ordering: .acquiring) != 0 }
+            }
+            handed.append(sleeper.slot.exchange(0, ordering: .acquiring))
+            withExtendedLifetime(set) {}
+        }
+        #expect(await eventually { sleeper.hasWaiter }, "the thread never went to sleep on its parker")
+        #expect(set.wake(handing: 8) == 2)
+        #expect(await eventually { handed.values == [8] }, "the woken thread took \(handed.values)")
+        #expect(sleeper.wakerCore.load(ordering: .relaxed) >= 0)
+        #expect(!sleeper.hasWaiter)
     }
 
     // MARK: Dedicated threads and live objects

@@ -40,12 +40,7 @@ final class Parker: Sendable {
             if gap < 8 { gap <<= 1 }
         }
         beforeSleep()
-        let key = spindle_parker_prepare(raw)
-        if condition() {
-            spindle_parker_cancel(raw, key)
-            return
-        }
-        spindle_parker_wait(raw, key, timeoutNanoseconds)
+        parkOnce(raw, timeoutNanoseconds: timeoutNanoseconds, until: condition)
     }
 
     /// Wakes the sleepers, if any. One fence and one load when nobody sleeps.
@@ -62,4 +57,17 @@ final class Parker: Sendable {
     /// nobody sleeps (see `spindle_parker_notify_after_rmw`).
     @inline(__always)
     func notifyAfterRMW() { spindle_parker_notify_after_rmw(raw) }
+}
+
+/// One sleep on the C parker `raw`, by its protocol: register, re-check
+/// `condition` (return if it holds), sleep until notified or
+/// `timeoutNanoseconds` pass (0: no timeout). May return spuriously.
+@inline(__always)
+func parkOnce(_ raw: OpaquePointer, timeoutNanoseconds: UInt64, until condition: () -> Bool) {
+    let key = spindle_parker_prepare(raw)
+    if condition() {
+        spindle_parker_cancel(raw, key)
+        return
+    }
+    spindle_parker_wait(raw, key, timeoutNanoseconds)
 }

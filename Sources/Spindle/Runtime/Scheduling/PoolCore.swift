@@ -23,35 +23,27 @@ final class PoolCore: LoopExecutor {
         var spareThreads = 0
         /// The thread indices (places in `sleeperSet`) no spare holds.
         var freeSpareIndices: [Int] = []
-        /// Each running thread's activity word (see `ThreadActivity`).
-        var activities: [ThreadActivity] = []
+        /// The sleeper-set indices of the running threads, whose lines hold
+        /// their activity (`Sleeper.step`).
+        var runningIndices: [Int] = []
     }
 
     /// What one pool thread is doing, for a stall's report
     /// (`schedulingSnapshot`): one relaxed store per step of its loop (a
-    /// pop, a scheduling, a search, a sleep), never per event.
-    final class ThreadActivity: Sendable {
-        enum Step: UInt8, AtomicValue, CustomStringConvertible {
-            case starting, popping, running, searching, sleeping
+    /// pop, a scheduling, a search, a sleep), never per event, on the
+    /// thread's line of the sleeper set (`Sleeper.step`).
+    enum ThreadStep: UInt8, AtomicValue, CustomStringConvertible {
+        case starting, popping, running, searching, sleeping
 
-            var description: String {
-                switch self {
-                case .starting: "starting"
-                case .popping: "popping"
-                case .running: "running a loop"
-                case .searching: "searching"
-                case .sleeping: "sleeping"
-                }
+        var description: String {
+            switch self {
+            case .starting: "starting"
+            case .popping: "popping"
+            case .running: "running a loop"
+            case .searching: "searching"
+            case .sleeping: "sleeping"
             }
         }
-
-        let step = ManagedAtomic<Step>(.starting)
-        /// atomic: the loops a wake handed to this thread in its slot (for
-        /// tests); written by the thread only, on its own line.
-        let handedLoops = ManagedAtomic<Int>(0)
-
-        @inline(__always)
-        func set(_ value: Step) { step.store(value, ordering: .relaxed) }
     }
 
     /// The most spare threads a pool starts for threads blocked in `.block`
@@ -73,14 +65,20 @@ final class PoolCore: LoopExecutor {
     /// thread sleeps or wakes, so while the pool is busy every producer
     /// reads it from its cache.
     private let sleeperSet: SleeperSet
+    /// The atomics below, on one line of their own: every wake-up of a
+    /// pool thread reads or writes most of them (an allocation each would put
+    /// them on two or three lines, each a miss for a sporadic event).
+    /// nonisolated(unsafe): the pointer never changes and is freed only in
+    /// deinit; the memory is touched only through the atomic views.
+    nonisolated(unsafe) private let words: UnsafeMutableRawPointer
     /// atomic: set once the loops are finished and the threads must exit.
-    private let exiting = UnsafeAtomic<Bool>.create(false)
+    private let exiting: UnsafeAtomic<Bool>
     /// atomic: threads awake and looking for work (spinning on the ready
     /// queue, or finishing a slice that drained its loop and looking next:
     /// see `runThread`). While one is, a schedule wakes nobody: that thread will find
     /// the loop, and waking a sleeper would move the loop to a cold thread
     /// for the price of a system call.
-    private let searching = UnsafeAtomic<Int>.create(0)
+    private let searching: UnsafeAtomic<Int>
     /// atomic: the monotonic time at which a searcher last showed it was
     /// running (each searcher stores it as it starts and every 16 polls,
     /// about every 3 µs). A search that counts on a searcher the kernel has
@@ -88,19 +86,19 @@ final class PoolCore: LoopExecutor {
     /// machine): an emit that finds its loop still queued with this beat
     /// older than `stalledSearchNanoseconds` wakes a sleeper instead
     /// (`loopIsWaiting`; the rescue of PROTOCOL.md).
-    private let searchBeat = UnsafeAtomic<UInt64>.create(0)
+    private let searchBeat: UnsafeAtomic<UInt64>
     /// How old the search beat must be for `loopIsWaiting` to take the
     /// searchers for switched out: three beats or so.
     static let stalledSearchNanoseconds: UInt64 = 10_000
     /// atomic: tests only (`holdNextSearcher`): a `SearchHold` state. Read
     /// once per `waitForWork`.
-    private let searchHold = UnsafeAtomic<UInt8>.create(SearchHold.off)
+    private let searchHold: UnsafeAtomic<UInt8>
     /// atomic: the rescues' wakes (for tests and the stress report).
-    private let rescueCount = UnsafeAtomic<Int>.create(0)
+    private let rescueCount: UnsafeAtomic<Int>
     private let holdParker = Parker()
     /// atomic: set once the threads have started, so that a start on the
     /// shared pool does not take the registry lock twice to find out.
-    private let threadsReady = UnsafeAtomic<Bool>.create(false)
+    private let threadsReady: UnsafeAtomic<Bool>
     // protected by lock
     private let registry: Lock<Registry>
     /// The parking policy (`AdaptiveSpin`) of a pool thread: how long it
@@ -116,6 +114,20 @@ final class PoolCore: LoopExecutor {
         self.name = name
         self.threads = threads
         self.isShared = isShared
+        // Offsets: the 8-byte words first, then the bytes.
+        let memory = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
+        words = memory
+        func word<Value: AtomicValue>(_ offset: Int, _ initial: Value) -> UnsafeAtomic<Value> {
+            let place = (memory + offset).bindMemory(to: Value.AtomicRepresentation.self, capacity: 1)
+            place.initialize(to: Value.AtomicRepresentation(initial))
+            return UnsafeAtomic(at: place)
+        }
+        searching = word(0, 0)
+        searchBeat = word(8, UInt64(0))
+        rescueCount = word(16, 0)
+        exiting = word(24, false)
+        searchHold = word(25, SearchHold.off)
+        threadsReady = word(26, false)
         sleeperSet = SleeperSet(capacity: threads + Self.maximumSpareThreads)
         var registry = Registry()
         registry.freeSpareIndices = Array((threads..<threads + Self.maximumSpareThreads).reversed())
@@ -125,12 +137,8 @@ final class PoolCore: LoopExecutor {
     }
 
     deinit {
-        exiting.destroy()
-        searching.destroy()
-        searchBeat.destroy()
-        searchHold.destroy()
-        rescueCount.destroy()
-        threadsReady.destroy()
+        // The atomic representations need no deinitialization.
+        words.deallocate()
         spindle_runq_destroy(readyQueue)
     }
 
@@ -168,11 +176,11 @@ final class PoolCore: LoopExecutor {
     }
 
     private func runThread(index: Int, spare: Bool) {
-        let activity = ThreadActivity()
-        registry.withLock { $0.activities.append(activity) }
-        defer { threadExited(activity) }
+        let sleeper = sleeperSet.sleeper(index)
+        sleeper.begin()
+        registry.withLock { $0.runningIndices.append(index) }
+        defer { threadExited(index: index) }
         spindle_thread_set_pool(Unmanaged.passUnretained(self).toOpaque())
-        let sleeper = sleeperSet.sleepers[index]
         var spin = Self.parkingPolicy()
         // A spare's waits for work since it last ran a loop.
         var idleWaits = 0
@@ -196,12 +204,12 @@ final class PoolCore: LoopExecutor {
         var handedAtWake: OpaquePointer?
         var wakerCore: Int32 = -1
         while true {
-            activity.set(.popping)
+            sleeper.set(.popping)
             let handed = handedAtWake ?? sleeper.takeHandedTask()
             handedAtWake = nil
-            if handed != nil { activity.handedLoops.wrappingIncrement(ordering: .relaxed) }
+            if handed != nil { sleeper.countHandedLoop() }
             if let task = handed ?? spindle_runq_pop(readyQueue) {
-                activity.set(.running)
+                sleeper.set(.running)
                 idleWaits = 0
                 if counted {
                     searching.wrappingDecrement(ordering: .sequentiallyConsistent)
@@ -254,7 +262,7 @@ final class PoolCore: LoopExecutor {
             if spare, idleWaits > 0, retireSpareIfSurplus(index: index) { return }
             (handedAtWake, wakerCore) = waitForWork(
                 spin: &spin, timeoutNanoseconds: spare ? Self.spareIdleNanoseconds : 0,
-                alreadySearching: counted, activity: activity, index: index)
+                alreadySearching: counted, sleeper: sleeper, index: index)
             counted = false
             waited = true
             idleWaits &+= 1
@@ -350,10 +358,10 @@ final class PoolCore: LoopExecutor {
     // handed over, if any, and the core of the wake that ended the sleep
     // (-1: no sleep, no wake, or unknown).
     private func waitForWork(
-        spin: inout AdaptiveSpin, timeoutNanoseconds: UInt64, alreadySearching: Bool, activity: ThreadActivity,
+        spin: inout AdaptiveSpin, timeoutNanoseconds: UInt64, alreadySearching: Bool, sleeper: Sleeper,
         index: Int
     ) -> (handed: OpaquePointer?, wakerCore: Int32) {
-        activity.set(.searching)
+        sleeper.set(.searching)
         if !alreadySearching { searching.wrappingIncrement(ordering: .sequentiallyConsistent) }
         let spinStart = spindle_monotonic_ns()
         searchBeat.store(spinStart, ordering: .relaxed)
@@ -377,40 +385,67 @@ final class PoolCore: LoopExecutor {
             }
         }
         searching.wrappingDecrement(ordering: .sequentiallyConsistent)
-        activity.set(.sleeping)
+        sleeper.set(.sleeping)
         let sleepStart = spindle_monotonic_ns()
         let core = spindle_current_cpu()
-        let (handed, wakerCore) = sleep(index, timeoutNanoseconds: timeoutNanoseconds)
+        let (handed, wakerCore) = sleep(index, sleeper: sleeper, timeoutNanoseconds: timeoutNanoseconds)
         spin.slept(nanoseconds: spindle_monotonic_ns() &- sleepStart, onCore: core, wokenFromCore: wakerCore)
         return (handed, wakerCore)
     }
 
     // MARK: Sleeping and waking
 
-    /// A pool thread's place to sleep: a parker of its own, and the slot
-    /// in which the wake that claimed it leaves the loop it is woken for.
-    /// The slot and the waker's core share one line, which the wake writes
-    /// and the woken thread reads first.
-    final class Sleeper: Sendable {
+    /// A pool thread's line of the sleeper set: the slot in which the wake
+    /// that claimed the thread leaves the loop it is woken for, the waker's
+    /// core, the thread's parker (which that wake notifies), and what the
+    /// thread is doing (its step, its count of handed loops). One line for
+    /// the wake to write and the woken thread to read first, and for the
+    /// thread's own bookkeeping: a sporadic event, whose lines are cold,
+    /// loads every line it touches (`scripts/wake-footprint.sh`), and
+    /// objects of their own (a sleeper, a parker and its memory, an
+    /// activity and its atomics) would be six.
+    ///
+    /// Thread safety: the fields are atomics, and the C parker synchronizes
+    /// itself; the slot and the waker's core are written by the wake that
+    /// claimed the thread, the step and the count by the thread itself.
+    // @unchecked Sendable: `line` points into the sleeper set's storage,
+    // which outlives every use of it (the set is freed with its pool, after
+    // its threads have exited), and is touched only through the atomic
+    // views and the C parker.
+    struct Sleeper: @unchecked Sendable {
         /// The slot's value for a wake with no loop: look at the ready queue
         /// (the pop rule, the rescue, the exit). A task's address is never
         /// 1 (tasks are 8-aligned).
         static let look: UInt = 1
 
-        let parker = Parker()
-        // The slot and the waker's core, in one line of their own (an
-        // atomic object each would put them on two).
-        // nonisolated(unsafe): the pointer never changes and is freed only
-        // in deinit; the memory is touched only through the atomics below.
-        nonisolated(unsafe) private let line: UnsafeMutableRawPointer
-
-        init() {
-            line = .allocate(byteCount: 64, alignment: 64)
-            line.initializeMemory(as: UInt.AtomicRepresentation.self, to: .init(0))
-            (line + 8).initializeMemory(as: Int32.AtomicRepresentation.self, to: .init(-1))
+        // The line's layout: the slot, the waker's core, the step, the
+        // count of handed loops, then the parker (`spindle_parker_init`).
+        private static let wakerCoreOffset = 8
+        private static let stepOffset = 12
+        private static let handedLoopsOffset = 16
+        private static let parkerOffset = 24
+        /// The bytes a sleeper takes in the set's storage: one line where
+        /// the parker is three words (Linux), more where it holds a mutex
+        /// and a condition.
+        static var stride: Int {
+            (parkerOffset + spindle_parker_size() + 63) / 64 * 64
         }
 
-        deinit { line.deallocate() }
+        let line: UnsafeMutableRawPointer
+
+        /// Binds and initializes the line (the set's `init`).
+        static func initialize(at line: UnsafeMutableRawPointer) {
+            line.initializeMemory(as: UInt.AtomicRepresentation.self, to: .init(0))
+            (line + wakerCoreOffset).initializeMemory(as: Int32.AtomicRepresentation.self, to: .init(-1))
+            (line + stepOffset).initializeMemory(as: ThreadStep.AtomicRepresentation.self, to: .init(.starting))
+            (line + handedLoopsOffset).initializeMemory(as: Int.AtomicRepresentation.self, to: .init(0))
+            _ = spindle_parker_init(line + parkerOffset)
+        }
+
+        /// Ends the line's parker (the set's `deinit`).
+        static func deinitialize(at line: UnsafeMutableRawPointer) {
+            spindle_parker_deinit(OpaquePointer(line + parkerOffset))
+        }
 
         /// atomic: 0, `look`, or the address of the task of the loop handed
         /// to this thread. Written only by the wake that claimed this
@@ -420,15 +455,67 @@ final class PoolCore: LoopExecutor {
         /// has landed. So a thread that wakes with its slot full was
         /// claimed. pool-wake.pml checks it.
         var slot: UnsafeAtomic<UInt> {
-            UnsafeAtomic(at: line.assumingMemoryBound(to: UInt.AtomicRepresentation.self))
+            @inline(__always) get { UnsafeAtomic(at: line.assumingMemoryBound(to: UInt.AtomicRepresentation.self)) }
         }
 
         /// atomic: the core the wake that filled the slot ran on (-1:
         /// unknown), written with it. A hint for the parking policy
         /// (`AdaptiveSpin`), never for the protocol.
         var wakerCore: UnsafeAtomic<Int32> {
-            UnsafeAtomic(at: (line + 8).assumingMemoryBound(to: Int32.AtomicRepresentation.self))
+            @inline(__always) get {
+                UnsafeAtomic(at: (line + Self.wakerCoreOffset).assumingMemoryBound(to: Int32.AtomicRepresentation.self))
+            }
         }
+
+        /// atomic: the thread's step (for a stall's report).
+        var step: UnsafeAtomic<ThreadStep> {
+            @inline(__always) get {
+                UnsafeAtomic(at: (line + Self.stepOffset).assumingMemoryBound(to: ThreadStep.AtomicRepresentation.self))
+            }
+        }
+
+        /// atomic: the loops a wake handed to this thread in its slot since
+        /// it started (for tests); written by the thread only.
+        var handedLoops: UnsafeAtomic<Int> {
+            @inline(__always) get {
+                UnsafeAtomic(at: (line + Self.handedLoopsOffset).assumingMemoryBound(to: Int.AtomicRepresentation.self))
+            }
+        }
+
+        private var parker: OpaquePointer {
+            @inline(__always) get { OpaquePointer(line + Self.parkerOffset) }
+        }
+
+        /// A thread takes the line (its index): its activity starts afresh.
+        func begin() {
+            step.store(.starting, ordering: .relaxed)
+            handedLoops.store(0, ordering: .relaxed)
+        }
+
+        @inline(__always)
+        func set(_ value: ThreadStep) { step.store(value, ordering: .relaxed) }
+
+        /// One more loop handed over (the thread's own count: a load and a
+        /// store).
+        @inline(__always)
+        func countHandedLoop() {
+            handedLoops.store(handedLoops.load(ordering: .relaxed) &+ 1, ordering: .relaxed)
+        }
+
+        /// Sleeps until notified, `condition` holds, or `timeoutNanoseconds`
+        /// pass (0: no timeout); may also return spuriously (`Parker.wait`
+        /// with no spinning).
+        @inline(__always)
+        func wait(timeoutNanoseconds: UInt64, until condition: () -> Bool) {
+            parkOnce(parker, timeoutNanoseconds: timeoutNanoseconds, until: condition)
+        }
+
+        /// Wakes the thread if it sleeps on the parker.
+        @inline(__always)
+        func notify() { spindle_parker_notify(parker) }
+
+        /// Tests: a thread is registered to sleep on the parker.
+        var hasWaiter: Bool { spindle_parker_has_waiters(parker) }
 
         /// The loop's task a wake handed to this thread, if any; empties the
         /// slot. A load first: on a busy thread the slot stays empty, and
@@ -463,13 +550,14 @@ final class PoolCore: LoopExecutor {
     /// prepared), or pushes (an exchange), then reads the set: either it
     /// sees this thread (and wakes it the same way, with `look` in the
     /// slot), or the re-check sees the loop.
-    private func sleep(_ index: Int, timeoutNanoseconds: UInt64) -> (handed: OpaquePointer?, wakerCore: Int32) {
-        let sleeper = sleeperSet.sleepers[index]
+    private func sleep(
+        _ index: Int, sleeper: Sleeper, timeoutNanoseconds: UInt64
+    ) -> (handed: OpaquePointer?, wakerCore: Int32) {
         // The slot is empty here: the thread emptied it at its last look
         // for work, and no wake fills it while the thread is not listed.
         assert(sleeper.slot.load(ordering: .relaxed) == 0, "Spindle: a pool thread listed itself with a full slot")
         sleeperSet.list(index)
-        sleeper.parker.wait(spins: 0, timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
+        sleeper.wait(timeoutNanoseconds: timeoutNanoseconds) { [readyQueue, exiting] in
             sleeper.slot.load(ordering: .acquiring) != 0 || !spindle_runq_is_empty(readyQueue)
                 || exiting.load(ordering: .relaxed)
         }
@@ -533,7 +621,8 @@ final class PoolCore: LoopExecutor {
     /// Tests: the loops handed to a sleeping thread in its slot so far (by
     /// the threads running now).
     var handoffs: Int {
-        registry.withLock { $0.activities.reduce(0) { $0 + $1.handedLoops.load(ordering: .relaxed) } }
+        let indices = registry.withLock { $0.runningIndices }
+        return indices.reduce(0) { $0 + sleeperSet.sleeper($1).handedLoops.load(ordering: .relaxed) }
     }
 
     /// Tests: a thread of the pool sleeps (listed in the sleeper set).
@@ -571,9 +660,9 @@ final class PoolCore: LoopExecutor {
             expected: SearchHold.released, desired: SearchHold.off, ordering: .sequentiallyConsistent)
     }
 
-    private func threadExited(_ activity: ThreadActivity) {
+    private func threadExited(index: Int) {
         let waiters: [CheckedContinuation<Void, Never>] = registry.withLock { registry in
-            registry.activities.removeAll { $0 === activity }
+            if let place = registry.runningIndices.firstIndex(of: index) { registry.runningIndices.remove(at: place) }
             registry.threadsRunning -= 1
             guard registry.threadsRunning == 0, registry.shuttingDown else { return [] }
             registry.done = true
@@ -688,10 +777,10 @@ final class PoolCore: LoopExecutor {
 
     /// Tests: see `ReducerPool.schedulingSnapshot`.
     var schedulingSnapshot: String {
-        let (blocked, spares, running, activities) = registry.withLock {
-            ($0.blockedThreads, $0.spareThreads, $0.threadsRunning, $0.activities)
+        let (blocked, spares, running, indices) = registry.withLock {
+            ($0.blockedThreads, $0.spareThreads, $0.threadsRunning, $0.runningIndices)
         }
-        let steps = activities.map { "\($0.step.load(ordering: .relaxed))" }
+        let steps = indices.map { "\(sleeperSet.sleeper($0).step.load(ordering: .relaxed))" }
         return "threads running \(running) (spares \(spares), blocked \(blocked)) \(steps), "
             + "searching \(searching.load(ordering: .sequentiallyConsistent)), "
             + "sleeping \(sleeperSet.count), ready queue empty \(spindle_runq_is_empty(readyQueue))"

@@ -17,8 +17,13 @@ extension PoolCore {
     /// Thread safety: any thread; each index belongs to one pool thread at a
     /// time (`PoolCore` hands them out).
     final class SleeperSet: Sendable {
-        /// The sleepers, by thread index: each thread's parker and slot.
-        let sleepers: [Sleeper]
+        /// The sleepers' lines, by thread index (`Sleeper.stride` bytes
+        /// each, line-aligned): each thread's slot, parker and activity. A
+        /// wake finds a sleeper's line by its index alone, with no array or
+        /// object to load first. nonisolated(unsafe): as `storage`.
+        nonisolated(unsafe) private let sleeperLines: UnsafeMutableRawPointer
+        private let sleeperStride: Int
+        private let capacity: Int
         private let wordCount: Int
         /// Tests: pauses a wake waits between its claim and its store, to
         /// widen the window a leaving thread must wait out (0: none).
@@ -34,7 +39,10 @@ extension PoolCore {
         init(capacity: Int, pausesBeforeFill: Int = 0) {
             precondition(capacity > 0)
             self.pausesBeforeFill = pausesBeforeFill
-            sleepers = (0..<capacity).map { _ in Sleeper() }
+            self.capacity = capacity
+            sleeperStride = Sleeper.stride
+            sleeperLines = .allocate(byteCount: capacity * sleeperStride, alignment: 64)
+            for index in 0..<capacity { Sleeper.initialize(at: sleeperLines + index * sleeperStride) }
             wordCount = (capacity + 63) / 64
             let bytes = ((wordCount + 1) * 8 + 63) / 64 * 64
             storage = .allocate(byteCount: bytes, alignment: 64)
@@ -43,8 +51,19 @@ extension PoolCore {
             }
         }
 
-        // The atomic representations need no deinitialization.
-        deinit { storage.deallocate() }
+        // The atomic representations need no deinitialization; the
+        // parkers do (a mutex and a condition where they are not futexes).
+        deinit {
+            for index in 0..<capacity { Sleeper.deinitialize(at: sleeperLines + index * sleeperStride) }
+            sleeperLines.deallocate()
+            storage.deallocate()
+        }
+
+        /// Thread `index`'s line.
+        @inline(__always)
+        func sleeper(_ index: Int) -> Sleeper {
+            Sleeper(line: sleeperLines + index * sleeperStride)
+        }
 
         @inline(__always)
         private func word(_ index: Int) -> UnsafeAtomic<UInt64> {
@@ -84,7 +103,7 @@ extension PoolCore {
             if self.word(word).loadThenBitwiseAnd(with: ~bit, ordering: .sequentiallyConsistent) & bit != 0 {
                 return false
             }
-            let slot = sleepers[index].slot
+            let slot = sleeper(index).slot
             var polls = 0
             while slot.load(ordering: .acquiring) == 0 {
                 if polls < 64 {
@@ -103,11 +122,11 @@ extension PoolCore {
         /// listed.
         func wake(handing value: UInt) -> Int? {
             guard let index = claim() else { return nil }
-            let woken = sleepers[index]
+            let woken = sleeper(index)
             if pausesBeforeFill > 0 { for _ in 0..<pausesBeforeFill { spindle_cpu_relax() } }
             woken.wakerCore.store(spindle_current_cpu(), ordering: .relaxed)
             woken.slot.store(value, ordering: .releasing)
-            woken.parker.notify()
+            woken.notify()
             return index
         }
 
@@ -115,9 +134,9 @@ extension PoolCore {
         /// pool exits).
         func wakeAll() {
             for index in claimAll() {
-                let woken = sleepers[index]
+                let woken = sleeper(index)
                 woken.slot.store(Sleeper.look, ordering: .releasing)
-                woken.parker.notify()
+                woken.notify()
             }
         }
 
