@@ -9,9 +9,11 @@
 # beyond the process's start and end: instructions, and the lines it loads
 # from memory (instruction and data misses of a 512 KiB last level), which
 # after an idle pause are what a wake-up waits for. The eviction and the
-# poll are left out. Deterministic: the same build gives the same figures
-# (± a few tenths), which the latency scenarios, noisy by microseconds,
-# cannot resolve.
+# poll are left out. Nearly deterministic: runs of one build agree within
+# a few dozen instructions and about one data line (the threads interleave
+# differently under valgrind), where the latency scenarios move by
+# microseconds. The instruction lines are the code's first-level misses
+# and move with the code's layout between builds; the data lines do not.
 #
 # Usage: scripts/wake-footprint.sh [round trips, default 300] [engines, default "pool dedicated dispatch"]
 set -euo pipefail

@@ -1,7 +1,7 @@
 // What one sporadic round trip touches, counted instead of timed: a
 // producer thread sleeps, evicts the caches (it reads a buffer larger than
 // the simulated last level, as the work a machine does between two events
-// would), stamps and emits one event and polls until an observer on the
+// would), emits one event and polls until an observer on the
 // loop's executor has published its state, as `latency-sporadic-100us`
 // does. `scripts/wake-footprint.sh` has callgrind count every thread of
 // the process over two runs of different lengths and takes the difference
@@ -78,8 +78,8 @@ func poll(_ received: borrowing Atomic<Int>, until index: Int) {
     while received.load(ordering: .acquiring) < index { sched_yield() }
 }
 
-/// Stamps nothing: `roundTrips` round trips through `send`, each after a
-/// pause and an eviction, polling `received` for the event's state.
+/// `roundTrips` round trips through `send`, each after a pause and an
+/// eviction, polling `received` for the event's state.
 @inline(never)
 func measured(_ received: borrowing Atomic<Int>, send: () -> Void) -> UInt8 {
     let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: evictedBytes, alignment: 64)

@@ -68,9 +68,7 @@ final class BoundedAdmission: Sendable {
         let lanes = laneBudget > 0 ? Self.maxLanes : 0
         sharedCapacity = capacity - lanes * laneBudget
         words = .allocate(byteCount: 3 * Self.line, alignment: Self.line)
-        for (index, value) in [0, 0, lanes].enumerated() {
-            (words + index * Self.line).initializeMemory(as: Int.AtomicRepresentation.self, to: .init(value))
-        }
+        for (index, value) in [0, 0, lanes].enumerated() { words.initializeAtomic(at: index * Self.line, to: value) }
     }
 
     deinit {
@@ -83,7 +81,7 @@ final class BoundedAdmission: Sendable {
     private var tickets: UnsafeAtomic<Int> { view(2) }
     @inline(__always)
     private func view(_ index: Int) -> UnsafeAtomic<Int> {
-        UnsafeAtomic(at: (words + index * Self.line).assumingMemoryBound(to: Int.AtomicRepresentation.self))
+        words.atomic(at: index * Self.line)
     }
 
     // MARK: The shared share

@@ -59,24 +59,15 @@ struct LoopWords: @unchecked Sendable {
         // and a request through the loop one more line to fetch).
         base = .allocate(byteCount: Self.size, alignment: 8)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
-        (base + Self.runnerTokenOffset).bindMemory(to: UInt.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(0))
-        (base + Self.acceptedCountOffset).bindMemory(to: Int.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(0))
-        (base + Self.schedulingOffset).bindMemory(to: SchedulingState.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(.scheduled))
-        (base + Self.closedOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(false))
-        (base + Self.stopRequestOffset).bindMemory(to: StopRequest.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(.none))
-        (base + Self.graceDoneOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(false))
-        (base + Self.observersCreatedOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(false))
-        (base + Self.settlePendingOffset).bindMemory(to: Bool.AtomicRepresentation.self, capacity: 1)
-            .initialize(to: .init(false))
-        (base + Self.hotCountersOffset).bindMemory(to: Int.AtomicRepresentation.self, capacity: 3)
-            .initialize(repeating: .init(0), count: 3)
+        base.initializeAtomic(at: Self.runnerTokenOffset, to: UInt(0))
+        base.initializeAtomic(at: Self.acceptedCountOffset, to: 0)
+        base.initializeAtomic(at: Self.schedulingOffset, to: SchedulingState.scheduled)
+        base.initializeAtomic(at: Self.closedOffset, to: false)
+        base.initializeAtomic(at: Self.stopRequestOffset, to: StopRequest.none)
+        base.initializeAtomic(at: Self.graceDoneOffset, to: false)
+        base.initializeAtomic(at: Self.observersCreatedOffset, to: false)
+        base.initializeAtomic(at: Self.settlePendingOffset, to: false)
+        for counter in 0..<3 { base.initializeAtomic(at: Self.hotCountersOffset + counter * MemoryLayout<Int>.stride, to: 0) }
         laneSetMemory = base + Self.wordsSize
         task = spindle_task_init(base + Self.hotCountersOffset + Self.hotCountersSize, nil)
         assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
@@ -98,7 +89,7 @@ struct LoopWords: @unchecked Sendable {
 
     @inline(__always)
     private func view<Value: AtomicValue>(_ offset: Int, _ type: Value.Type) -> UnsafeAtomic<Value> {
-        UnsafeAtomic(at: (base + offset).assumingMemoryBound(to: Value.AtomicRepresentation.self))
+        base.atomic(at: offset, as: type)
     }
 
     /// The thread running a slice (its pthread id), 0 between slices.

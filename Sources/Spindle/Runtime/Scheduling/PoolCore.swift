@@ -117,17 +117,12 @@ final class PoolCore: LoopExecutor {
         // Offsets: the 8-byte words first, then the bytes.
         let memory = UnsafeMutableRawPointer.allocate(byteCount: 64, alignment: 64)
         words = memory
-        func word<Value: AtomicValue>(_ offset: Int, _ initial: Value) -> UnsafeAtomic<Value> {
-            let place = (memory + offset).bindMemory(to: Value.AtomicRepresentation.self, capacity: 1)
-            place.initialize(to: Value.AtomicRepresentation(initial))
-            return UnsafeAtomic(at: place)
-        }
-        searching = word(0, 0)
-        searchBeat = word(8, UInt64(0))
-        rescueCount = word(16, 0)
-        exiting = word(24, false)
-        searchHold = word(25, SearchHold.off)
-        threadsReady = word(26, false)
+        searching = memory.initializeAtomic(at: 0, to: 0)
+        searchBeat = memory.initializeAtomic(at: 8, to: UInt64(0))
+        rescueCount = memory.initializeAtomic(at: 16, to: 0)
+        exiting = memory.initializeAtomic(at: 24, to: false)
+        searchHold = memory.initializeAtomic(at: 25, to: SearchHold.off)
+        threadsReady = memory.initializeAtomic(at: 26, to: false)
         sleeperSet = SleeperSet(capacity: threads + Self.maximumSpareThreads)
         var registry = Registry()
         registry.freeSpareIndices = Array((threads..<threads + Self.maximumSpareThreads).reversed())
@@ -435,10 +430,10 @@ final class PoolCore: LoopExecutor {
 
         /// Binds and initializes the line (the set's `init`).
         static func initialize(at line: UnsafeMutableRawPointer) {
-            line.initializeMemory(as: UInt.AtomicRepresentation.self, to: .init(0))
-            (line + wakerCoreOffset).initializeMemory(as: Int32.AtomicRepresentation.self, to: .init(-1))
-            (line + stepOffset).initializeMemory(as: ThreadStep.AtomicRepresentation.self, to: .init(.starting))
-            (line + handedLoopsOffset).initializeMemory(as: Int.AtomicRepresentation.self, to: .init(0))
+            line.initializeAtomic(at: 0, to: UInt(0))
+            line.initializeAtomic(at: wakerCoreOffset, to: Int32(-1))
+            line.initializeAtomic(at: stepOffset, to: ThreadStep.starting)
+            line.initializeAtomic(at: handedLoopsOffset, to: 0)
             _ = spindle_parker_init(line + parkerOffset)
         }
 
@@ -455,31 +450,25 @@ final class PoolCore: LoopExecutor {
         /// has landed. So a thread that wakes with its slot full was
         /// claimed. pool-wake.pml checks it.
         var slot: UnsafeAtomic<UInt> {
-            @inline(__always) get { UnsafeAtomic(at: line.assumingMemoryBound(to: UInt.AtomicRepresentation.self)) }
+            @inline(__always) get { line.atomic(at: 0) }
         }
 
         /// atomic: the core the wake that filled the slot ran on (-1:
         /// unknown), written with it. A hint for the parking policy
         /// (`AdaptiveSpin`), never for the protocol.
         var wakerCore: UnsafeAtomic<Int32> {
-            @inline(__always) get {
-                UnsafeAtomic(at: (line + Self.wakerCoreOffset).assumingMemoryBound(to: Int32.AtomicRepresentation.self))
-            }
+            @inline(__always) get { line.atomic(at: Self.wakerCoreOffset) }
         }
 
         /// atomic: the thread's step (for a stall's report).
         var step: UnsafeAtomic<ThreadStep> {
-            @inline(__always) get {
-                UnsafeAtomic(at: (line + Self.stepOffset).assumingMemoryBound(to: ThreadStep.AtomicRepresentation.self))
-            }
+            @inline(__always) get { line.atomic(at: Self.stepOffset) }
         }
 
         /// atomic: the loops a wake handed to this thread in its slot since
         /// it started (for tests); written by the thread only.
         var handedLoops: UnsafeAtomic<Int> {
-            @inline(__always) get {
-                UnsafeAtomic(at: (line + Self.handedLoopsOffset).assumingMemoryBound(to: Int.AtomicRepresentation.self))
-            }
+            @inline(__always) get { line.atomic(at: Self.handedLoopsOffset) }
         }
 
         private var parker: OpaquePointer {

@@ -46,9 +46,7 @@ extension PoolCore {
             wordCount = (capacity + 63) / 64
             let bytes = ((wordCount + 1) * 8 + 63) / 64 * 64
             storage = .allocate(byteCount: bytes, alignment: 64)
-            for index in 0...wordCount {
-                (storage + index * 8).initializeMemory(as: UInt64.AtomicRepresentation.self, to: .init(0))
-            }
+            for index in 0...wordCount { storage.initializeAtomic(at: index * 8, to: UInt64(0)) }
         }
 
         // The atomic representations need no deinitialization; the
@@ -67,7 +65,7 @@ extension PoolCore {
 
         @inline(__always)
         private func word(_ index: Int) -> UnsafeAtomic<UInt64> {
-            UnsafeAtomic(at: (storage + index * 8).assumingMemoryBound(to: UInt64.AtomicRepresentation.self))
+            storage.atomic(at: index * 8)
         }
 
         /// atomic: the index of the thread that listed itself last. A hint
