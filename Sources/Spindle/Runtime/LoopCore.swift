@@ -33,15 +33,19 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // The stored properties' order is their layout (a class's fields are
     // laid out as declared): a request through an idle loop (a server's
     // connection, cold since its last request) loads each line it touches,
-    // so what every emit and slice reads comes first and together: the
-    // reducer's, the queue's, the counters', the state's and the checks'
-    // references on one line, the queue's kind, bound and budget on the
-    // next, then the runner's own fields (`RunnerOwned`, its hot ones
-    // first). What only a start, a stop, an observer or a custom queue
-    // reads comes after the runner's fields, whose size depends on `State`
-    // (their offsets are then read from the class's metadata: slower, and
-    // only off the hot path).
+    // so what every emit and slice reads comes first and together, right
+    // after `ScheduledLoop`'s 72 bytes: the queue's kind, the state's, the
+    // reducer's, the queue's and the snapshot's references, the checks'
+    // (observers, gate, bound) and the budget, then the runner's own fields
+    // (`RunnerOwned`, its hot ones first). What only a start, a stop, an
+    // observer, a drop, a lane's run or a custom queue reads comes after
+    // the runner's fields, whose size depends on `State` (their offsets
+    // are then read from the class's metadata: slower, and only off the
+    // hot path).
 
+    /// Which of the queues below is the loop's (see them). First: one byte,
+    /// which fits the padding after `ScheduledLoop`'s last field.
+    let queueTag: QueueTag
     // runner only: the running state, and `runner` below (the batch, events
     // emitted on the runner itself, the counts, the inline chains).
     // The state lives behind a pointer, not in a stored property: the reducer
@@ -58,7 +62,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     // named by `queueTag`. Unwrapped with `!` (a branch), not
     // `unsafelyUnwrapped`: that is a generic stdlib call in debug builds.
     let lockFreeQueue: LockFreeQueue<Event>?
-    let counters = LoopCounters()
     let snapshot: StateSnapshot<State>
     /// The spin's observers (see ``SpinObserver``); nil when it has none,
     /// which keeps every observer call off the engine's paths.
@@ -81,13 +84,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     var workers: LoopWorkers<State, Event>?
     /// The loop's identity in the threads' lane tables: never reused.
     let loopID: UInt64
-    /// The reducer over a run of adjacent events (`Reducer.reduceRunInPlace`),
-    /// for a lane's runs; nil for a reducer with effects.
-    let reduceRunFunction: (@Sendable (inout State, UnsafeMutableRawPointer, Int) -> Void)?
-    /// `customQueue`, unretained (it keeps it): see `withCustomQueue`.
-    let customCalls: Unmanaged<CustomQueueCalls<Event>>?
-    /// Which of the queues above is the loop's (see them).
-    let queueTag: QueueTag
     /// The runner's own emits go on to the custom queue at the end of each
     /// slice's reductions instead of being reduced in it: a loop under a
     /// ``ManualDrive`` (SpindleTesting's runner; see `moveReentrantToQueue`).
@@ -97,6 +93,16 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// only before the loop's first scheduling (its start, which publishes
     /// what it stores to the first runner).
     @exclusivity(unchecked) var unsafeRunnerOwned: RunnerOwned
+    // What the in-place path never reads, after the runner's fields (their
+    // offsets then come from the class's metadata, a load per use): the
+    // counters of drops and refusals, the reducer over a lane's runs (once
+    // per run of events, not per event), the custom queue's calls.
+    let counters = LoopCounters()
+    /// The reducer over a run of adjacent events (`Reducer.reduceRunInPlace`),
+    /// for a lane's runs; nil for a reducer with effects.
+    let reduceRunFunction: (@Sendable (inout State, UnsafeMutableRawPointer, Int) -> Void)?
+    /// `customQueue`, unretained (it keeps it): see `withCustomQueue`.
+    let customCalls: Unmanaged<CustomQueueCalls<Event>>?
     /// A queue made outside the engine (`QueueKind.custom`), reached
     /// through its protocol.
     let customQueue: CustomQueueCalls<Event>?

@@ -2,14 +2,17 @@ internal import Atomics
 internal import CSpindle
 
 /// A loop's hot atomics, packed into 24 bytes, its lane set, the counters
-/// an emit or a slice writes, and its C task node, in one allocation: the
-/// words every emit reads (the scheduling state, `closed`, the runner's id)
-/// and the stop's flags. Separate atomics cost an allocation and, for a loop
-/// that is cold in the cache, a miss each.
+/// an emit or a slice writes, its C task node and its pool links, in one
+/// allocation: the words every emit reads (the scheduling state, `closed`,
+/// the runner's id) and the stop's flags. Separate atomics cost an
+/// allocation and, for a loop that is cold in the cache, a miss each.
 ///
-/// The only unsafe code for them: each property is an `UnsafeAtomic` view of
-/// a fixed offset in `base`, which `init` binds and initializes and
-/// `deallocate` frees.
+/// The only unsafe code for them: each property is a view of a fixed offset
+/// in `base` (an `UnsafeAtomic`, or for the pool links plain loads and
+/// stores under the pool's registry lock), which `init` binds and
+/// initializes and `deallocate` frees. One stored pointer: every other
+/// place (the task, the lane set) is `base` plus a constant, so the loop
+/// object that holds the words spends 8 bytes on them, not a line's third.
 ///
 /// Thread safety: the views are atomics; any thread.
 struct LoopWords: @unchecked Sendable {
@@ -37,20 +40,29 @@ struct LoopWords: @unchecked Sendable {
     /// lane set's size as a call would cost every access a call.)
     private static let hotCountersOffset = wordsSize + Int(SPINDLE_LANE_SET_SIZE)
     private static let hotCountersSize = 3 * MemoryLayout<Int>.stride
-    private static var size: Int { taskOffset + spindle_task_size() }
     /// Where the task sits in the allocation (the bytes before it: the
     /// words, the lane set, the hot counters).
     static let taskOffset = hotCountersOffset + hotCountersSize
+    /// Where the pool links sit: after the task, which only a scheduling
+    /// through the executor's queue touches; the links only the pool's
+    /// registry does, at a loop's start and finish.
+    private static var poolLinksOffset: Int { taskOffset + spindle_task_size() }
+    private static var size: Int { poolLinksOffset + 2 * MemoryLayout<UInt>.stride }
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
-    /// last: only a scheduling through the executor's queue touches it.
-    let task: OpaquePointer
+    /// after the counters: only a scheduling through the executor's queue
+    /// touches it.
+    var task: OpaquePointer {
+        @inline(__always) get { OpaquePointer(base + Self.taskOffset) }
+    }
     /// Room for the loop's lane set (see `spindle_lane_set`: one pointer),
     /// right after the words, on their line: an emit's empty-queue check
     /// reads it (`spindle_lane_set_looks_runnable`). Uninitialized until a
     /// loop on the lock-free queue initializes it (`spindle_lane_set_init`);
     /// the loop deinitializes it.
-    let laneSetMemory: UnsafeMutableRawPointer
+    var laneSetMemory: UnsafeMutableRawPointer {
+        @inline(__always) get { base + Self.wordsSize }
+    }
 
     init() {
         // Word-aligned, not line-aligned: an aligned allocation pads to the
@@ -68,11 +80,31 @@ struct LoopWords: @unchecked Sendable {
         base.initializeAtomic(at: Self.observersCreatedOffset, to: false)
         base.initializeAtomic(at: Self.settlePendingOffset, to: false)
         for counter in 0..<3 { base.initializeAtomic(at: Self.hotCountersOffset + counter * MemoryLayout<Int>.stride, to: 0) }
-        laneSetMemory = base + Self.wordsSize
-        task = spindle_task_init(base + Self.hotCountersOffset + Self.hotCountersSize, nil)
+        spindle_task_init(base + Self.taskOffset, nil)
         assert(SchedulingState.running.rawValue == SPINDLE_SCHEDULING_RUNNING
                && SchedulingState.finished.rawValue > SPINDLE_SCHEDULING_RUNNING,
                "the C fast path's reading of SchedulingState")
+    }
+
+    /// The loop's links in its pool's list of live loops
+    /// (`ScheduledLoop.poolLinks`): plain loads and stores, made only
+    /// inside the pool's registry lock, which orders them (hence no atomics).
+    /// Zero (no neighbour) until the loop is registered.
+    var poolLinks: ScheduledLoop.PoolLinks {
+        get {
+            let links = base + Self.poolLinksOffset
+            return ScheduledLoop.PoolLinks(
+                previous: links.load(as: UnsafeRawPointer?.self).map { Unmanaged.fromOpaque($0) },
+                next: links.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafeRawPointer?.self)
+                    .map { Unmanaged.fromOpaque($0) })
+        }
+        nonmutating set {
+            let links = base + Self.poolLinksOffset
+            links.storeBytes(of: newValue.previous.map { UnsafeRawPointer($0.toOpaque()) }, as: UnsafeRawPointer?.self)
+            links.storeBytes(
+                of: newValue.next.map { UnsafeRawPointer($0.toOpaque()) },
+                toByteOffset: MemoryLayout<UInt>.stride, as: UnsafeRawPointer?.self)
+        }
     }
 
     /// Where the words are, for the inlined emit's C fast path

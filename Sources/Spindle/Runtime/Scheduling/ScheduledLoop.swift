@@ -29,16 +29,21 @@ class ScheduledLoop: @unchecked Sendable {
         @inline(__always) get { words.schedulingState }
     }
     // Laid out as declared: what an emit reads on any thread (the words'
-    // pointers, `executorMayRunHere`, the task, the executor) first, never
-    // written after the start; then the runner's idle bookkeeping, which
-    // the runner writes at every idle transition (apart from the former,
-    // so that those writes do not take the line from producers' cores).
+    // pointer, `executorMayRunHere`, the executor) first, never written
+    // after the start; then the runner's idle bookkeeping, which the
+    // runner writes at every idle transition (apart from the former, so
+    // that those writes do not take the line from producers' cores). 72
+    // bytes in all, header included: `LoopCore`'s hot fields follow on the
+    // second line.
     /// Whether the executor may let an emit run the loop in place
     /// (`LoopExecutor.runsHere`): asked once, so that every other
     /// executor's wakes skip the call. Immutable.
     let executorMayRunHere: Bool
-    /// The C node that links the loop into a ready queue (in `words`' allocation).
-    let task: OpaquePointer
+    /// The C node that links the loop into a ready queue (in `words`'
+    /// allocation, at a constant offset: no stored field for it).
+    var task: OpaquePointer {
+        @inline(__always) get { words.task }
+    }
     /// Runs the loop. Immutable.
     let executor: any LoopExecutor
     /// The thread that last left this loop idle, and its scheduling count
@@ -70,8 +75,8 @@ class ScheduledLoop: @unchecked Sendable {
         @inline(__always) get { words.runnerToken }
     }
     // The stored counters above (narrowed: their ranges are small, and the
-    // runner's bookkeeping then fits one line with the pool's links), as
-    // the `Int`s the scheduling computes with.
+    // runner's bookkeeping then takes 24 bytes), as the `Int`s the
+    // scheduling computes with.
     private var formationPauses: Int {
         @inline(__always) get { Int(storedFormationPauses) }
         @inline(__always) set { storedFormationPauses = Int32(truncatingIfNeeded: newValue) }
@@ -108,9 +113,14 @@ class ScheduledLoop: @unchecked Sendable {
 
     /// Pool membership (see `PoolCore.register`): the loop's links in its
     /// pool's list of live loops. protected by the pool's registry lock: read
-    /// and written only inside `registry.withLock`, which is why this one
-    /// stored property is `nonisolated(unsafe)`.
-    nonisolated(unsafe) var poolLinks = PoolLinks()
+    /// and written only inside `registry.withLock`. Kept in the words'
+    /// allocation, after the task (`LoopWords.poolLinks`): no path but a
+    /// start's and a finish's touches them, and in the object they cost
+    /// every loop 16 bytes between its hot fields.
+    var poolLinks: PoolLinks {
+        get { words.poolLinks }
+        set { words.poolLinks = newValue }
+    }
 
     /// The neighbours in a pool's intrusive list of live loops (unretained:
     /// the registry holds one reference per listed loop).
@@ -122,7 +132,6 @@ class ScheduledLoop: @unchecked Sendable {
     init(executor: any LoopExecutor) {
         self.executor = executor
         self.executorMayRunHere = executor.mayRunHere
-        self.task = words.task
         // Unretained: the loop owns the task. An executor keeps a loop it
         // queues alive (a pool's registry holds a reference until
         // `loopFinished`; a dedicated thread and a dispatch work item hold
