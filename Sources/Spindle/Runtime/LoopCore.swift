@@ -46,6 +46,12 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// Which of the queues below is the loop's (see them). First: one byte,
     /// which fits the padding after `ScheduledLoop`'s last field.
     let queueTag: QueueTag
+    /// The loop's identity in the threads' lane tables: never reused. Near
+    /// the start, with the other fields a producer's emit reads (the
+    /// queue's kind, the observers), and away from the runner's fields,
+    /// which the runner writes at every event: sharing a line with them
+    /// would cost each emit a transfer of that line from the runner's core.
+    let loopID: UInt64
     // runner only: the running state, and `runner` below (the batch, events
     // emitted on the runner itself, the counts, the inline chains).
     // The state lives behind a pointer, not in a stored property: the reducer
@@ -82,8 +88,6 @@ final class LoopCore<State: Sendable, Event: Sendable>: ScheduledLoop, @unchecke
     /// unspecialized code metadata lookups at every start). The inline ones
     /// are held by their chains (`RunnerOwned.firstInlineWorker`, `firstLatestInlineWorker`).
     var workers: LoopWorkers<State, Event>?
-    /// The loop's identity in the threads' lane tables: never reused.
-    let loopID: UInt64
     /// The runner's own emits go on to the custom queue at the end of each
     /// slice's reductions instead of being reduced in it: a loop under a
     /// ``ManualDrive`` (SpindleTesting's runner; see `moveReentrantToQueue`).
