@@ -14,7 +14,8 @@ internal import CSpindle
 /// place (the task, the lane set) is `base` plus a constant, so the loop
 /// object that holds the words spends 8 bytes on them, not a line's third.
 ///
-/// Thread safety: the views are atomics; any thread.
+/// Thread safety: the atomic views, any thread; the pool links, inside the
+/// pool's registry lock.
 struct LoopWords: @unchecked Sendable {
     // @unchecked: `base` is an immutable pointer to memory accessed only
     // through the atomic views below.
@@ -66,9 +67,10 @@ struct LoopWords: @unchecked Sendable {
 
     init() {
         // Word-aligned, not line-aligned: an aligned allocation pads to the
-        // line (64 bytes or more per loop). The words, the lane set and the
-        // task share one allocation (a malloc chunk each cost 16 bytes more,
-        // and a request through the loop one more line to fetch).
+        // line (64 bytes or more per loop). The words, the lane set, the
+        // task and the pool links share one allocation (a malloc chunk
+        // each cost 16 bytes more, and a request through the loop one more
+        // line to fetch).
         base = .allocate(byteCount: Self.size, alignment: 8)
         base.initializeMemory(as: UInt8.self, repeating: 0, count: Self.size)
         base.initializeAtomic(at: Self.runnerTokenOffset, to: UInt(0))

@@ -33,8 +33,8 @@ class ScheduledLoop: @unchecked Sendable {
     // after the start; then the runner's idle bookkeeping, which the
     // runner writes at every idle transition (apart from the former, so
     // that those writes do not take the line from producers' cores). 72
-    // bytes in all, header included: `LoopCore`'s hot fields follow on the
-    // second line.
+    // bytes in all in a release build, header included: `LoopCore`'s hot
+    // fields follow at once.
     /// Whether the executor may let an emit run the loop in place
     /// (`LoopExecutor.runsHere`): asked once, so that every other
     /// executor's wakes skip the call. Immutable.
