@@ -48,7 +48,7 @@ struct LoopWords: @unchecked Sendable {
     /// through the executor's queue touches; the links only the pool's
     /// registry does, at a loop's start and finish.
     private static var poolLinksOffset: Int { taskOffset + spindle_task_size() }
-    private static var size: Int { poolLinksOffset + 2 * MemoryLayout<UInt>.stride }
+    private static var size: Int { poolLinksOffset + MemoryLayout<ScheduledLoop.PoolLinks>.size }
 
     /// The loop's C task node (see `spindle_task`), in the same allocation,
     /// after the counters: only a scheduling through the executor's queue
@@ -93,20 +93,8 @@ struct LoopWords: @unchecked Sendable {
     /// inside the pool's registry lock, which orders them (hence no atomics).
     /// Zero (no neighbour) until the loop is registered.
     var poolLinks: ScheduledLoop.PoolLinks {
-        get {
-            let links = base + Self.poolLinksOffset
-            return ScheduledLoop.PoolLinks(
-                previous: links.load(as: UnsafeRawPointer?.self).map { Unmanaged.fromOpaque($0) },
-                next: links.load(fromByteOffset: MemoryLayout<UInt>.stride, as: UnsafeRawPointer?.self)
-                    .map { Unmanaged.fromOpaque($0) })
-        }
-        nonmutating set {
-            let links = base + Self.poolLinksOffset
-            links.storeBytes(of: newValue.previous.map { UnsafeRawPointer($0.toOpaque()) }, as: UnsafeRawPointer?.self)
-            links.storeBytes(
-                of: newValue.next.map { UnsafeRawPointer($0.toOpaque()) },
-                toByteOffset: MemoryLayout<UInt>.stride, as: UnsafeRawPointer?.self)
-        }
+        get { (base + Self.poolLinksOffset).load(as: ScheduledLoop.PoolLinks.self) }
+        nonmutating set { (base + Self.poolLinksOffset).storeBytes(of: newValue, as: ScheduledLoop.PoolLinks.self) }
     }
 
     /// Where the words are, for the inlined emit's C fast path
