@@ -91,6 +91,24 @@ void spindle_thread_set_name(const char *name);
 /// may move at once. Why a shim: glibc declares it only under _GNU_SOURCE.
 int spindle_current_cpu(void);
 
+/// Asks the kernel to give the calling thread short time slices, so that
+/// its wake-ups preempt a CPU-bound thread on a busy core at once instead of
+/// waiting out that thread's slice (a millisecond or more). Linux 6.12 and
+/// later: `sched_setattr` with a `sched_runtime` on a `SCHED_OTHER`
+/// thread (EEVDF's custom slice; the kernel clamps it to 0.1–100 ms). The
+/// thread's share of the CPU does not change, only how finely it is cut.
+/// The thread's policy and nice value are kept; a thread under another
+/// policy (`SCHED_BATCH`, `SCHED_IDLE`, real time) is left alone, as is any
+/// thread on an older kernel or another platform. Returns the slice the
+/// kernel reports afterwards in nanoseconds, or 0 when none was set.
+uint64_t spindle_thread_request_slice(uint64_t nanoseconds);
+
+/// The calling thread's time slice in nanoseconds as the kernel reports it
+/// (`sched_getattr`: from Linux 6.12 the slice the thread asked for, or the
+/// kernel's default; 0 before, and on other platforms), its policy (-1 where
+/// there is none to read) and its nice value. Tests.
+uint64_t spindle_thread_slice(int *policy, int *nice);
+
 /// The calling thread's pool (an opaque owner pointer set by the pool's
 /// threads when they start), or NULL on any other thread. A `.block` emit
 /// made on a pool thread uses it to tell its pool that one of its threads

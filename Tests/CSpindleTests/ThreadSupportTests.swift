@@ -38,6 +38,43 @@ extension CSpindleTarget {
         }
         #endif
 
+        #if os(Linux)
+        /// `spindle_thread_request_slice` sets the calling thread's slice
+        /// (Linux 6.12 and later) and keeps its nice value, raised here on a
+        /// thread of the test's own (`nice` is per thread on Linux); a
+        /// `SCHED_BATCH` thread is left as it was. Each step is read back
+        /// from the kernel. Assumes the test process runs under
+        /// `SCHED_OTHER`, as processes do unless started under `chrt`.
+        @Test func requestSliceKeepsNiceAndLeavesOtherPoliciesAlone() {
+            let result = ThreadNameResult()
+            let thread = TestThreads(1, name: "slice-test") { _ in
+                var policy: Int32 = -1
+                var niceValue: Int32 = 0
+                _ = spindle_thread_slice(&policy, &niceValue)
+                let raised = niceValue + 3
+                _ = nice(3)
+                var steps = ["expected nice \(raised)"]
+                let granted = spindle_thread_request_slice(100_000)
+                let after = spindle_thread_slice(&policy, &niceValue)
+                steps.append("granted \(granted), now \(after): policy \(policy), nice \(niceValue)")
+                // SCHED_BATCH (3; the Glibc module does not export the name).
+                var parameters = sched_param()
+                let batch = sched_setscheduler(0, 3, &parameters)
+                let refused = spindle_thread_request_slice(200_000)
+                let batchSlice = spindle_thread_slice(&policy, &niceValue)
+                steps.append("batch \(batch): granted \(refused), now \(batchSlice): policy \(policy), nice \(niceValue)")
+                result.name.withLock { $0 = steps.joined(separator: "; ") }
+            }
+            #expect(thread.join())
+            let steps = result.name.withLock { $0 } ?? ""
+            let raised = steps.split(separator: ";").first?.split(separator: " ").last.map(String.init) ?? "?"
+            let slice: UInt64 = kernelHasCustomSlices ? 100_000 : 0
+            #expect(steps == "expected nice \(raised); "
+                + "granted \(slice), now \(slice): policy 0, nice \(raised); "
+                + "batch 0: granted 0, now \(slice): policy 3, nice \(raised)")
+        }
+        #endif
+
         /// The target's `.offCooperativePool` trait: a test body (which may
         /// spin or wait on a semaphore for seconds) runs on its own
         /// dispatch queue's thread, not on a thread of Swift's cooperative

@@ -33,3 +33,15 @@ package func kernelThreadIsAsleep(_ id: Int) -> Bool {
     // "<tid> (<name>) <state> …": the name may hold spaces and parentheses.
     return stat[stat.index(after: endOfName)...].split(separator: " ").first == "S"
 }
+
+/// Whether the kernel gives a `SCHED_OTHER` thread the time slice it asks
+/// for (`sched_setattr`'s `sched_runtime`): Linux 6.12 and later, read from
+/// /proc/sys/kernel/osrelease ("6.18.44-…"). False elsewhere.
+package let kernelHasCustomSlices: Bool = {
+    guard let release = try? String(contentsOfFile: "/proc/sys/kernel/osrelease", encoding: .utf8) else {
+        return false
+    }
+    let numbers = release.split(whereSeparator: { !$0.isNumber }).prefix(2).compactMap { Int($0) }
+    guard numbers.count == 2 else { return false }
+    return (numbers[0], numbers[1]) >= (6, 12)
+}()

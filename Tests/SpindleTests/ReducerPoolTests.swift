@@ -247,6 +247,33 @@ import SpindleTestSupport
         #expect(!sleeper.hasWaiter)
     }
 
+    // MARK: Time slices
+
+    /// A pool's threads and a dedicated thread ask the kernel for its
+    /// shortest time slice as they start (`OSThread.reducerSlice`), so that
+    /// a wake-up preempts a CPU-bound thread on a busy core at once; they
+    /// keep the policy and nice value they inherited (the test's thread's,
+    /// unless the process changed its own meanwhile). Read back from the
+    /// reducer, on the loop's thread; the slice only where the kernel has
+    /// per-thread slices.
+    @Test(arguments: [ExecutorKind.sharedPool, .privatePool, .dedicatedThread])
+    func reducerThreadsRunOnTheShortestSlice(executor kind: ExecutorKind) async throws {
+        let seen = Recorder<String>()
+        try await kind.withExecutor { executor in
+            let loop = try Spin(initialState: 0, feedbacks: [], reducer: Reducer { state, event in
+                let slice = OSThread.currentSlice
+                seen.append("slice \(slice.nanoseconds), policy \(slice.policy), nice \(slice.nice)")
+                return counterReducer.reduce(state, event)
+            }).start(options: SpinOptions(executor: executor))
+            #expect(loop.emit(.increment) == .accepted)
+            #expect(await eventually { !seen.values.isEmpty })
+            await loop.stop()
+        }
+        let own = OSThread.currentSlice
+        let slice = kernelHasCustomSlices && own.policy == 0 ? OSThread.reducerSlice : own.nanoseconds
+        #expect(seen.values.first == "slice \(slice), policy \(own.policy), nice \(own.nice)")
+    }
+
     // MARK: Dedicated threads and live objects
 
     @Test func stopFromAsyncCodeOnADedicatedThreadReturnsAndTheThreadEnds() async throws {

@@ -1,4 +1,5 @@
 internal import Atomics
+internal import CSpindle
 
 // What the tests look at inside the engine, and the hooks they drive it
 // with. Internal: the test targets reach them with `@testable import
@@ -82,3 +83,15 @@ enum InjectedFault: Sendable {
     @TaskLocal static var current: InjectedFault = .none
 }
 #endif
+
+extension OSThread {
+    /// The calling thread's time slice as the kernel reports it (from Linux
+    /// 6.12; 0 before and elsewhere), its scheduling policy and its nice
+    /// value (`spindle_thread_slice`).
+    static var currentSlice: (nanoseconds: UInt64, policy: Int32, nice: Int32) {
+        var policy: Int32 = 0
+        var nice: Int32 = 0
+        let slice = spindle_thread_slice(&policy, &nice)
+        return (slice, policy, nice)
+    }
+}
