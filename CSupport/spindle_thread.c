@@ -63,8 +63,6 @@ uint64_t spindle_thread_request_slice(uint64_t nanoseconds) {
     attr.size = sizeof(attr);
     attr.flags &= spindle_sched_reset_on_fork;
     attr.runtime = nanoseconds;
-    attr.deadline = 0;
-    attr.period = 0;
     if (syscall(SYS_sched_setattr, 0, &attr, 0u) != 0) return 0;
     // A kernel before 6.12 accepts the field and ignores it, reporting 0.
     if (spindle_get_attr(&attr) != 0) return 0;
